@@ -1,0 +1,1 @@
+//! Benchmarks of the windowing engine (criterion); run through `cargo xtask bench`.

@@ -1,0 +1,24 @@
+//! The vocabulary every other crate of the windowing engine speaks.
+//!
+//! A stream element carries an event timestamp; a *window* is a bucket of elements that is
+//! evaluated as a whole. This crate defines what a window is ([`Window`], [`TimeWindow`],
+//! [`GlobalWindow`]), what a trigger decides ([`TriggerResult`]), how time arithmetic behaves at
+//! the edges of `i64` ([`time`]), and how elements are folded into a result
+//! ([`AggregateFunction`], [`ReduceFunction`]).
+//!
+//! It follows Flink's `org.apache.flink.streaming.api.windowing.windows` package and
+//! `org.apache.flink.api.common.functions.AggregateFunction`. All timestamps and durations are
+//! milliseconds as `i64` ([`Timestamp`]) unless a type says otherwise.
+//!
+//! **Invariant:** this crate depends on nothing but optional `serde`.
+#![forbid(unsafe_code)]
+
+pub mod aggregate;
+pub mod time;
+pub mod window;
+
+pub use aggregate::{
+    AggregateFunction, NumericAggregate, NumericStats, ReduceAggregate, ReduceFunction,
+};
+pub use time::{Timestamp, MAX_WATERMARK, MIN_WATERMARK};
+pub use window::{GlobalWindow, TimeWindow, TimestampedValue, TriggerResult, Window};
