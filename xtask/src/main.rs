@@ -1,1 +1,46 @@
-fn main() {}
+//! `cargo xtask <command>`: conformance, bench. See `cargo xtask help`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const HELP: &str = "\
+cargo xtask <command>
+
+commands:
+  conformance [DIR|FILE ...]  run Flink/Spark conformance cases (default: tests/conformance/*);
+                              prints PASS/FAIL/SKIP per case and 'N passed, M failed, K skipped'
+  bench [--quick] [FILTER]    run the criterion benchmarks in benches/ and print events per second
+  help                        this text
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("conformance") => {
+            let paths: Vec<PathBuf> = args[1..].iter().map(PathBuf::from).collect();
+            match xtask::conformance::run_cli(&paths) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("xtask conformance: {e:#}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Some("bench") => match xtask::bench::run_cli(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("xtask bench: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Some("help") | Some("--help") | Some("-h") | None => {
+            print!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("unknown xtask command '{other}'\n\n{HELP}");
+            ExitCode::from(2)
+        }
+    }
+}

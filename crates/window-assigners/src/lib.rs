@@ -1,1 +1,223 @@
-//! placeholder
+//! Window assigners: which windows an element belongs to.
+//!
+//! An assigner maps an element (and its timestamp) to zero or more windows. Tumbling windows
+//! give exactly one, sliding windows give `size / slide` overlapping ones (descending start, as
+//! Flink lists them), session windows give one window `[t, t + gap)` per element that the
+//! operator then merges with every window it touches, and global windows give the one
+//! [`GlobalWindow`]. Each assigner works in event time (the element's timestamp) or processing
+//! time (the operator's clock when the element arrives), and names the trigger that windows get
+//! when the user sets none (Flink's `getDefaultTrigger`).
+//!
+//! Parameters are validated when the assigner is built ([`AssignerError`]), never per element,
+//! except what only an element can tell: a missing timestamp, or a dynamic session gap that is
+//! not positive.
+//!
+//! The assigners follow Flink's `TumblingEventTimeWindows`, `SlidingEventTimeWindows`,
+//! `EventTimeSessionWindows` (and their processing-time twins), `DynamicEventTimeSessionWindows`
+//! and `GlobalWindows`. Time model: windows are aligned to the Unix epoch plus an offset in ms,
+//! with no calendar or time-zone logic: a 1 d window with offset `-8h` starts at 16:00 UTC every
+//! day, also across daylight-saving switches (which is what Flink does).
+#![forbid(unsafe_code)]
+
+mod session;
+mod time_windows;
+
+pub use session::{SessionGap, SessionWindows};
+pub use time_windows::{SlidingWindows, TumblingWindows};
+
+use std::fmt::Debug;
+
+use window_core::{GlobalWindow, Timestamp, Window};
+use window_triggers::AnyTrigger;
+
+/// Most windows one element may be assigned to (`size / slide` of a sliding window). Larger
+/// configurations are rejected at construction instead of exhausting memory per element
+/// (the cap Flink's FLINK-37512 proposes).
+pub const MAX_WINDOWS_PER_ELEMENT: i64 = 10_000_000;
+
+/// Errors of this crate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AssignerError {
+    /// A size, slide or gap that is zero or negative.
+    #[error("{what} must be positive, got {value} ms")]
+    NotPositive {
+        /// Which parameter (`window size`, `slide`, `session gap`).
+        what: &'static str,
+        /// The offending value in ms.
+        value: i64,
+    },
+    /// An offset whose absolute value is not smaller than the size (tumbling) or slide (sliding).
+    #[error("{kind} windows need abs(offset) < {bound_name}: offset {offset} ms, {bound_name} {bound} ms")]
+    OffsetOutOfRange {
+        /// `tumbling` or `sliding`.
+        kind: &'static str,
+        /// The offset in ms.
+        offset: i64,
+        /// `size` or `slide`.
+        bound_name: &'static str,
+        /// The size or slide in ms.
+        bound: i64,
+    },
+    /// A sliding window configuration that would put too many windows on one element.
+    #[error("sliding windows of size {size} ms and slide {slide} ms put {per_element} windows on each element; at most {MAX_WINDOWS_PER_ELEMENT} are allowed")]
+    TooManyWindows {
+        /// Size in ms.
+        size: i64,
+        /// Slide in ms.
+        slide: i64,
+        /// `ceil(size / slide)`.
+        per_element: i64,
+    },
+    /// An element without a timestamp (`i64::MIN`, Flink's "no timestamp" marker) reached an
+    /// event-time assigner.
+    #[error("element has no timestamp (i64::MIN) but the window assigner uses event time; assign timestamps before windowing")]
+    MissingTimestamp,
+    /// A dynamic session gap extractor returned a gap that is not positive for one element.
+    #[error("dynamic session gap must be positive, got {gap} ms for the element at {timestamp}")]
+    InvalidDynamicGap {
+        /// The returned gap in ms.
+        gap: i64,
+        /// The element's timestamp.
+        timestamp: Timestamp,
+    },
+}
+
+/// This crate's result type.
+pub type Result<T> = std::result::Result<T, AssignerError>;
+
+/// Whether an assigner follows event time or processing time.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum TimeDomain {
+    /// The element's own timestamp; windows close when the watermark passes them.
+    EventTime,
+    /// The operator's clock when the element arrives; windows close when the clock passes them.
+    ProcessingTime,
+}
+
+/// Assigns elements to windows (Flink's `WindowAssigner`, with `MergingWindowAssigner` folded
+/// in through [`WindowAssigner::is_merging`] and [`WindowAssigner::merge_windows`]).
+pub trait WindowAssigner<T> {
+    /// The window type.
+    type Window: Window;
+
+    /// Appends the windows of `element` to `out` (which the caller owns and clears, so that the
+    /// hot path does not allocate). `timestamp` is the element's event time, `processing_time`
+    /// the operator's clock, both in ms.
+    ///
+    /// # Errors
+    /// [`AssignerError::MissingTimestamp`] for an element at `i64::MIN` in event time;
+    /// [`AssignerError::InvalidDynamicGap`] for a dynamic gap that is not positive.
+    fn assign_windows(
+        &self,
+        element: &T,
+        timestamp: Timestamp,
+        processing_time: Timestamp,
+        out: &mut Vec<Self::Window>,
+    ) -> Result<()>;
+
+    /// The trigger used when the user sets none.
+    fn default_trigger(&self) -> AnyTrigger<T>;
+
+    /// Whether windows close by the watermark (`true`) or by the processing-time clock.
+    fn is_event_time(&self) -> bool;
+
+    /// Whether windows of this assigner merge (sessions). Merging assigners implement
+    /// [`WindowAssigner::merge_windows`].
+    fn is_merging(&self) -> bool {
+        false
+    }
+
+    /// For merging assigners: given every window of a key, reports each group of windows that
+    /// must become one, as `(result, members)` with at least two members (Flink's
+    /// `mergeWindows`). Non-merging assigners report nothing.
+    fn merge_windows(&self, windows: &[Self::Window], out: &mut Vec<(Self::Window, Vec<Self::Window>)>) {
+        let _ = (windows, out);
+    }
+
+    /// A short description for messages and summaries (`sliding(3600000 ms, 300000 ms)`).
+    fn describe(&self) -> String;
+}
+
+/// One global window for everything (Flink's `GlobalWindows`). Not an event-time assigner, so
+/// nothing is ever late and nothing is cleaned up. The default trigger never fires, unless the
+/// assigner was made with [`GlobalWindows::with_end_of_stream_trigger`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GlobalWindows {
+    end_of_stream: bool,
+}
+
+impl GlobalWindows {
+    /// Global windows with the never-firing default trigger (`GlobalWindows.create()`).
+    #[must_use]
+    pub fn create() -> Self {
+        Self {
+            end_of_stream: false,
+        }
+    }
+
+    /// Global windows whose default trigger fires once at the end of a bounded input
+    /// (`GlobalWindows.createWithEndOfStreamTrigger()`).
+    #[must_use]
+    pub fn with_end_of_stream_trigger() -> Self {
+        Self {
+            end_of_stream: true,
+        }
+    }
+}
+
+impl<T> WindowAssigner<T> for GlobalWindows {
+    type Window = GlobalWindow;
+
+    fn assign_windows(
+        &self,
+        _element: &T,
+        _timestamp: Timestamp,
+        _processing_time: Timestamp,
+        out: &mut Vec<GlobalWindow>,
+    ) -> Result<()> {
+        out.push(GlobalWindow);
+        Ok(())
+    }
+
+    fn default_trigger(&self) -> AnyTrigger<T> {
+        if self.end_of_stream {
+            AnyTrigger::EventTime
+        } else {
+            AnyTrigger::Never
+        }
+    }
+
+    fn is_event_time(&self) -> bool {
+        false
+    }
+
+    fn describe(&self) -> String {
+        "global".to_owned()
+    }
+}
+
+/// The default trigger for a time domain: event time or processing time at the window end.
+fn time_trigger<T>(domain: TimeDomain) -> AnyTrigger<T> {
+    match domain {
+        TimeDomain::EventTime => AnyTrigger::EventTime,
+        TimeDomain::ProcessingTime => AnyTrigger::ProcessingTime,
+    }
+}
+
+/// The timestamp a time-domain assigner windows by.
+fn domain_time(domain: TimeDomain, timestamp: Timestamp, processing_time: Timestamp) -> Result<Timestamp> {
+    match domain {
+        TimeDomain::EventTime if timestamp == Timestamp::MIN => Err(AssignerError::MissingTimestamp),
+        TimeDomain::EventTime => Ok(timestamp),
+        TimeDomain::ProcessingTime => Ok(processing_time),
+    }
+}
+
+fn positive(what: &'static str, value: i64) -> Result<i64> {
+    if value <= 0 {
+        Err(AssignerError::NotPositive { what, value })
+    } else {
+        Ok(value)
+    }
+}

@@ -1,0 +1,688 @@
+//! A window job configured at run time: the bridge between `windowctl`'s options (or a test
+//! case) and the statically typed [`WindowOperator`].
+//!
+//! Elements are `(key: String, value: f64, timestamp)`. A [`JobSpec`] names the window
+//! ([`WindowSpec`]), the trigger ([`TriggerSpec`]), the time domain, the allowed lateness, the
+//! late-data policy and the aggregate ([`JobAggregate`]); [`JobOperator::new`] validates it and
+//! builds one operator whose window type (time window or global window) is chosen at run time.
+//! Results reach a [`JobSink`] with the window bounds already unpacked.
+//!
+//! The textual forms (`tumbling:1h:-8h`, `purging:count:3` ...) are parsed here with
+//! [`std::str::FromStr`], so the command line and the tests share one grammar.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use window_assigners::{
+    AssignerError, GlobalWindows, SessionWindows, SlidingWindows, TimeDomain, TumblingWindows,
+    WindowAssigner,
+};
+use window_core::{
+    GlobalWindow, NumericAggregate, NumericStats, TimeWindow, Timestamp, TimestampedValue, Window,
+};
+use window_triggers::{
+    AnyTrigger, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
+    DeltaFunction, DeltaTrigger,
+};
+
+use crate::io::duration::{parse_duration, parse_signed_duration};
+use crate::operator::{
+    LateDataPolicy, OperatorConfig, OperatorError, OperatorMetrics, WindowFunction,
+    WindowOperator, WindowOutput,
+};
+
+/// A job configuration error: the option text and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// A window, trigger or aggregate description that does not parse.
+    #[error("invalid {what} '{text}': {reason}")]
+    Syntax {
+        /// `window`, `trigger`, `aggregate`.
+        what: &'static str,
+        /// The text given.
+        text: String,
+        /// What is wrong, with the accepted forms.
+        reason: String,
+    },
+    /// Parameters the assigner rejects (size, slide, offset, gap).
+    #[error(transparent)]
+    Assigner(#[from] AssignerError),
+    /// A combination the operator rejects (session windows with a non-merging trigger ...).
+    #[error(transparent)]
+    Operator(#[from] OperatorError),
+}
+
+fn syntax(what: &'static str, text: &str, reason: impl Into<String>) -> SpecError {
+    SpecError::Syntax {
+        what,
+        text: text.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Which windows: the assigner of a job, in ms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowSpec {
+    /// `tumbling:SIZE[:OFFSET]`.
+    Tumbling {
+        /// Size in ms.
+        size: i64,
+        /// Offset in ms (may be negative).
+        offset: i64,
+    },
+    /// `sliding:SIZE:SLIDE[:OFFSET]`.
+    Sliding {
+        /// Size in ms.
+        size: i64,
+        /// Slide in ms.
+        slide: i64,
+        /// Offset in ms.
+        offset: i64,
+    },
+    /// `session:GAP`.
+    Session {
+        /// Gap in ms.
+        gap: i64,
+    },
+    /// `session:value`: the gap of each element is its value in ms (Flink's dynamic gap).
+    DynamicSession,
+    /// `global`: one window per key, default trigger never fires.
+    Global,
+    /// `global:end-of-stream`: one window per key, fired once at the end of a bounded input.
+    GlobalEndOfStream,
+}
+
+impl FromStr for WindowSpec {
+    type Err = SpecError;
+
+    /// Parses `tumbling:SIZE[:OFFSET]`, `sliding:SIZE:SLIDE[:OFFSET]`, `session:GAP`,
+    /// `session:value`, `global`, `global:end-of-stream`; durations take units (`5min`).
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        const FORMS: &str = "expected tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE[:OFFSET], session:GAP, session:value, global or global:end-of-stream";
+        let parts: Vec<&str> = s.split(':').collect();
+        let dur = |p: &str| parse_duration(p).map_err(|e| syntax("window", s, e.to_string()));
+        let signed =
+            |p: &str| parse_signed_duration(p).map_err(|e| syntax("window", s, e.to_string()));
+        match parts.as_slice() {
+            ["tumbling", size] => Ok(WindowSpec::Tumbling {
+                size: dur(size)?,
+                offset: 0,
+            }),
+            ["tumbling", size, offset] => Ok(WindowSpec::Tumbling {
+                size: dur(size)?,
+                offset: signed(offset)?,
+            }),
+            ["sliding", size, slide] => Ok(WindowSpec::Sliding {
+                size: dur(size)?,
+                slide: dur(slide)?,
+                offset: 0,
+            }),
+            ["sliding", size, slide, offset] => Ok(WindowSpec::Sliding {
+                size: dur(size)?,
+                slide: dur(slide)?,
+                offset: signed(offset)?,
+            }),
+            ["session", "value"] => Ok(WindowSpec::DynamicSession),
+            ["session", gap] => Ok(WindowSpec::Session { gap: dur(gap)? }),
+            ["global"] => Ok(WindowSpec::Global),
+            ["global", "end-of-stream"] => Ok(WindowSpec::GlobalEndOfStream),
+            _ => Err(syntax("window", s, FORMS)),
+        }
+    }
+}
+
+/// The distance function of a delta trigger over `f64` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeltaSpec {
+    /// `|new - old|`.
+    AbsDiff,
+    /// `new - old`.
+    Diff,
+}
+
+impl DeltaSpec {
+    /// The function `delta(old, new)`.
+    #[must_use]
+    pub fn function(self) -> DeltaFunction<f64> {
+        match self {
+            DeltaSpec::AbsDiff => Arc::new(|old: &f64, new: &f64| (new - old).abs()),
+            DeltaSpec::Diff => Arc::new(|old: &f64, new: &f64| new - old),
+        }
+    }
+}
+
+/// Which trigger: the assigner's default or one of the built-in triggers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TriggerSpec {
+    /// `default`: the assigner's default trigger.
+    Default,
+    /// `event-time`.
+    EventTime,
+    /// `processing-time`.
+    ProcessingTime,
+    /// `count:N`.
+    Count(u64),
+    /// `purging:SPEC`.
+    Purging(Box<TriggerSpec>),
+    /// `never`.
+    Never,
+    /// `continuous:INTERVAL`: in the job's time domain.
+    Continuous(i64),
+    /// `continuous-event-time:INTERVAL`.
+    ContinuousEventTime(i64),
+    /// `continuous-processing-time:INTERVAL`.
+    ContinuousProcessingTime(i64),
+    /// `delta:THRESHOLD[:abs|diff]` over the element values.
+    Delta {
+        /// The threshold the delta must exceed.
+        threshold: f64,
+        /// The distance function.
+        function: DeltaSpec,
+    },
+}
+
+impl FromStr for TriggerSpec {
+    type Err = SpecError;
+
+    /// Parses `default`, `event-time`, `processing-time`, `count:N`, `purging:SPEC`, `never`,
+    /// `continuous:INTERVAL`, `continuous-event-time:INTERVAL`,
+    /// `continuous-processing-time:INTERVAL`, `delta:THRESHOLD[:abs|diff]`.
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        const FORMS: &str = "expected default, event-time, processing-time, count:N, purging:TRIGGER, never, continuous:INTERVAL, continuous-event-time:INTERVAL, continuous-processing-time:INTERVAL or delta:THRESHOLD[:abs|diff]";
+        let (head, rest) = match s.split_once(':') {
+            Some((h, r)) => (h, Some(r)),
+            None => (s, None),
+        };
+        let dur = |p: &str| parse_duration(p).map_err(|e| syntax("trigger", s, e.to_string()));
+        match (head, rest) {
+            ("default", None) => Ok(TriggerSpec::Default),
+            ("event-time", None) => Ok(TriggerSpec::EventTime),
+            ("processing-time", None) => Ok(TriggerSpec::ProcessingTime),
+            ("never", None) => Ok(TriggerSpec::Never),
+            ("count", Some(n)) => match n.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(TriggerSpec::Count(n)),
+                _ => Err(syntax("trigger", s, "count needs a whole number of elements >= 1")),
+            },
+            ("purging", Some(inner)) => Ok(TriggerSpec::Purging(Box::new(inner.parse()?))),
+            ("continuous", Some(i)) => Ok(TriggerSpec::Continuous(dur(i)?)),
+            ("continuous-event-time", Some(i)) => Ok(TriggerSpec::ContinuousEventTime(dur(i)?)),
+            ("continuous-processing-time", Some(i)) => {
+                Ok(TriggerSpec::ContinuousProcessingTime(dur(i)?))
+            }
+            ("delta", Some(rest)) => {
+                let (t, f) = match rest.split_once(':') {
+                    Some((t, "abs")) => (t, DeltaSpec::AbsDiff),
+                    Some((t, "diff")) => (t, DeltaSpec::Diff),
+                    Some(_) => return Err(syntax("trigger", s, "delta function must be abs or diff")),
+                    None => (rest, DeltaSpec::AbsDiff),
+                };
+                match t.parse::<f64>() {
+                    Ok(threshold) if threshold.is_finite() => Ok(TriggerSpec::Delta {
+                        threshold,
+                        function: f,
+                    }),
+                    _ => Err(syntax("trigger", s, "delta threshold must be a finite number")),
+                }
+            }
+            _ => Err(syntax("trigger", s, FORMS)),
+        }
+    }
+}
+
+impl TriggerSpec {
+    /// The trigger, given the assigner's default and the job's time domain.
+    ///
+    /// # Errors
+    /// A non-positive continuous interval.
+    pub fn build(&self, default: AnyTrigger<f64>, domain: TimeDomain) -> Result<AnyTrigger<f64>, SpecError> {
+        let err = |reason: String| syntax("trigger", &format!("{self:?}"), reason);
+        Ok(match self {
+            TriggerSpec::Default => default,
+            TriggerSpec::EventTime => AnyTrigger::EventTime,
+            TriggerSpec::ProcessingTime => AnyTrigger::ProcessingTime,
+            TriggerSpec::Never => AnyTrigger::Never,
+            TriggerSpec::Count(n) => AnyTrigger::Count(CountTrigger::of(*n).map_err(err)?),
+            TriggerSpec::Purging(inner) => inner.build(default, domain)?.purging(),
+            TriggerSpec::Continuous(i) => match domain {
+                TimeDomain::EventTime => TriggerSpec::ContinuousEventTime(*i).build(default, domain)?,
+                TimeDomain::ProcessingTime => {
+                    TriggerSpec::ContinuousProcessingTime(*i).build(default, domain)?
+                }
+            },
+            TriggerSpec::ContinuousEventTime(i) => {
+                AnyTrigger::ContinuousEventTime(ContinuousEventTimeTrigger::of(*i).map_err(err)?)
+            }
+            TriggerSpec::ContinuousProcessingTime(i) => AnyTrigger::ContinuousProcessingTime(
+                ContinuousProcessingTimeTrigger::of(*i).map_err(err)?,
+            ),
+            TriggerSpec::Delta {
+                threshold,
+                function,
+            } => AnyTrigger::Delta(DeltaTrigger::of(*threshold, function.function())),
+        })
+    }
+}
+
+/// What a window computes: a numeric aggregate (incremental) or its contents (kept in full).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobAggregate {
+    /// `count`, `sum`, `min`, `max`, `mean`: incremental, one accumulator per window.
+    Numeric(NumericAggregate),
+    /// `list`: the values in the window's order (arrival order).
+    List,
+    /// `elements`: `(timestamp, value)` pairs in the window's order.
+    Elements,
+}
+
+impl FromStr for JobAggregate {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        Ok(match s {
+            "count" => JobAggregate::Numeric(NumericAggregate::Count),
+            "sum" => JobAggregate::Numeric(NumericAggregate::Sum),
+            "min" => JobAggregate::Numeric(NumericAggregate::Min),
+            "max" => JobAggregate::Numeric(NumericAggregate::Max),
+            "mean" | "avg" => JobAggregate::Numeric(NumericAggregate::Mean),
+            "list" => JobAggregate::List,
+            "elements" => JobAggregate::Elements,
+            _ => {
+                return Err(syntax(
+                    "aggregate",
+                    s,
+                    "expected count, sum, min, max, mean, list or elements",
+                ))
+            }
+        })
+    }
+}
+
+/// A window's result in a job.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobResult {
+    /// A numeric aggregate; `None` where it is undefined (min of no elements).
+    Number(Option<f64>),
+    /// The values.
+    List(Vec<f64>),
+    /// `(timestamp, value)` pairs.
+    Elements(Vec<(Timestamp, f64)>),
+}
+
+impl fmt::Display for JobResult {
+    /// Numbers as `windowctl` prints them (integral values without `.0`, empty for `None`);
+    /// lists as `[a;b;c]`, elements as `[t@v;...]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::io::format_number as n;
+        match self {
+            JobResult::Number(None) => Ok(()),
+            JobResult::Number(Some(v)) => f.write_str(&n(*v)),
+            JobResult::List(vs) => {
+                let items: Vec<String> = vs.iter().map(|v| n(*v)).collect();
+                write!(f, "[{}]", items.join(";"))
+            }
+            JobResult::Elements(es) => {
+                let items: Vec<String> = es.iter().map(|(t, v)| format!("{t}@{}", n(*v))).collect();
+                write!(f, "[{}]", items.join(";"))
+            }
+        }
+    }
+}
+
+/// The window state of a job: an accumulator, or the elements.
+#[derive(Clone, Debug)]
+pub enum JobAcc {
+    /// Count, sum, min, max of the values so far.
+    Stats(NumericStats),
+    /// The elements in arrival order.
+    Elements(Vec<TimestampedValue<f64>>),
+}
+
+/// The [`WindowFunction`] of a job: incremental for numeric aggregates, full contents for
+/// `list` and `elements`.
+#[derive(Clone, Copy, Debug)]
+pub struct JobFunction {
+    aggregate: JobAggregate,
+}
+
+impl JobFunction {
+    /// The function computing `aggregate`.
+    #[must_use]
+    pub fn new(aggregate: JobAggregate) -> Self {
+        Self { aggregate }
+    }
+}
+
+impl WindowFunction<f64> for JobFunction {
+    type Acc = JobAcc;
+    type Out = JobResult;
+
+    fn create(&self) -> JobAcc {
+        match self.aggregate {
+            JobAggregate::Numeric(_) => JobAcc::Stats(NumericStats::default()),
+            JobAggregate::List | JobAggregate::Elements => JobAcc::Elements(Vec::new()),
+        }
+    }
+
+    fn add(&self, acc: &mut JobAcc, value: &f64, timestamp: Timestamp) {
+        match acc {
+            JobAcc::Stats(s) => s.add(*value),
+            JobAcc::Elements(v) => v.push(TimestampedValue {
+                timestamp,
+                value: *value,
+            }),
+        }
+    }
+
+    fn merge(&self, acc: &mut JobAcc, other: JobAcc) {
+        match (acc, other) {
+            (JobAcc::Stats(a), JobAcc::Stats(b)) => a.merge(&b),
+            (JobAcc::Elements(a), JobAcc::Elements(mut b)) => a.append(&mut b),
+            _ => unreachable!("one job keeps one kind of window state"),
+        }
+    }
+
+    fn fire(&self, acc: &mut JobAcc) -> JobResult {
+        match (self.aggregate, acc) {
+            (JobAggregate::Numeric(a), JobAcc::Stats(s)) => JobResult::Number(a.of(s)),
+            (JobAggregate::Numeric(a), JobAcc::Elements(v)) => {
+                let mut s = NumericStats::default();
+                v.iter().for_each(|e| s.add(e.value));
+                JobResult::Number(a.of(&s))
+            }
+            (JobAggregate::List, JobAcc::Elements(v)) => {
+                JobResult::List(v.iter().map(|e| e.value).collect())
+            }
+            (JobAggregate::Elements, JobAcc::Elements(v)) => {
+                JobResult::Elements(v.iter().map(|e| (e.timestamp, e.value)).collect())
+            }
+            _ => unreachable!("list and elements keep elements"),
+        }
+    }
+}
+
+/// The time-window assigners of a job behind one type.
+#[derive(Clone, Debug)]
+pub enum TimeWindowAssigner {
+    /// Tumbling windows.
+    Tumbling(TumblingWindows),
+    /// Sliding windows.
+    Sliding(SlidingWindows),
+    /// Session windows (static or dynamic gap).
+    Session(SessionWindows<f64>),
+}
+
+macro_rules! each_assigner {
+    ($self:expr, |$a:ident| $e:expr) => {
+        match $self {
+            TimeWindowAssigner::Tumbling($a) => $e,
+            TimeWindowAssigner::Sliding($a) => $e,
+            TimeWindowAssigner::Session($a) => $e,
+        }
+    };
+}
+
+impl WindowAssigner<f64> for TimeWindowAssigner {
+    type Window = TimeWindow;
+
+    fn assign_windows(
+        &self,
+        element: &f64,
+        timestamp: Timestamp,
+        processing_time: Timestamp,
+        out: &mut Vec<TimeWindow>,
+    ) -> window_assigners::Result<()> {
+        each_assigner!(self, |a| a.assign_windows(element, timestamp, processing_time, out))
+    }
+
+    fn default_trigger(&self) -> AnyTrigger<f64> {
+        each_assigner!(self, |a| WindowAssigner::<f64>::default_trigger(a))
+    }
+
+    fn is_event_time(&self) -> bool {
+        each_assigner!(self, |a| WindowAssigner::<f64>::is_event_time(a))
+    }
+
+    fn is_merging(&self) -> bool {
+        each_assigner!(self, |a| WindowAssigner::<f64>::is_merging(a))
+    }
+
+    fn merge_windows(&self, windows: &[TimeWindow], out: &mut Vec<(TimeWindow, Vec<TimeWindow>)>) {
+        each_assigner!(self, |a| WindowAssigner::<f64>::merge_windows(a, windows, out));
+    }
+
+    fn describe(&self) -> String {
+        each_assigner!(self, |a| WindowAssigner::<f64>::describe(a))
+    }
+}
+
+/// A complete job description.
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    /// The windows.
+    pub window: WindowSpec,
+    /// The trigger.
+    pub trigger: TriggerSpec,
+    /// Event time or processing time.
+    pub time: TimeDomain,
+    /// Allowed lateness in ms.
+    pub allowed_lateness: i64,
+    /// Whether late elements go to the side output.
+    pub late_data: LateDataPolicy,
+    /// What each window computes.
+    pub aggregate: JobAggregate,
+}
+
+/// Receives a job's output with window bounds unpacked.
+pub trait JobSink {
+    /// A window fired: `window` is `[start, end)` or `None` for the global window; `watermark`
+    /// is the operator's watermark at emission.
+    fn result(&mut self, key: &str, window: Option<(Timestamp, Timestamp)>, result: JobResult, watermark: Timestamp);
+    /// A late element (only with the late side output).
+    fn late(&mut self, key: String, timestamp: Timestamp, value: f64, watermark: Timestamp);
+}
+
+struct SinkAdapter<'a, S: ?Sized>(&'a mut S);
+
+impl<W: Window, S: JobSink + ?Sized> WindowOutput<String, W, f64, JobResult> for SinkAdapter<'_, S> {
+    fn result(&mut self, key: &String, window: &W, result: JobResult, watermark: Timestamp) {
+        self.0.result(key, window.bounds(), result, watermark);
+    }
+
+    fn late(&mut self, key: String, timestamp: Timestamp, value: f64, watermark: Timestamp) {
+        self.0.late(key, timestamp, value, watermark);
+    }
+}
+
+type TimeOp = WindowOperator<String, f64, TimeWindowAssigner, AnyTrigger<f64>, JobFunction>;
+type GlobalOp = WindowOperator<String, f64, GlobalWindows, AnyTrigger<f64>, JobFunction>;
+
+/// A job's window operator, over time windows or the global window.
+#[derive(Debug)]
+pub enum JobOperator {
+    /// Tumbling, sliding or session windows.
+    Time(Box<TimeOp>),
+    /// Global windows.
+    Global(Box<GlobalOp>),
+}
+
+macro_rules! each_op {
+    ($self:expr, |$o:ident| $e:expr) => {
+        match $self {
+            JobOperator::Time($o) => $e,
+            JobOperator::Global($o) => $e,
+        }
+    };
+}
+
+impl JobOperator {
+    /// Builds the operator of `spec`.
+    ///
+    /// # Errors
+    /// Invalid window parameters, trigger parameters, negative lateness, or a trigger that
+    /// cannot merge on session windows.
+    pub fn new(spec: &JobSpec) -> Result<Self, SpecError> {
+        let config = OperatorConfig {
+            allowed_lateness: spec.allowed_lateness,
+            late_data: spec.late_data,
+        };
+        let function = JobFunction::new(spec.aggregate);
+        let domain = spec.time;
+        let time_assigner = match spec.window {
+            WindowSpec::Tumbling { size, offset } => {
+                TimeWindowAssigner::Tumbling(TumblingWindows::new(size, offset, domain)?)
+            }
+            WindowSpec::Sliding {
+                size,
+                slide,
+                offset,
+            } => TimeWindowAssigner::Sliding(SlidingWindows::new(size, slide, offset, domain)?),
+            WindowSpec::Session { gap } => {
+                TimeWindowAssigner::Session(SessionWindows::with_gap(gap, domain)?)
+            }
+            WindowSpec::DynamicSession => TimeWindowAssigner::Session(
+                SessionWindows::with_dynamic_gap(Arc::new(|v: &f64| *v as i64), domain),
+            ),
+            WindowSpec::Global | WindowSpec::GlobalEndOfStream => {
+                let assigner = if spec.window == WindowSpec::Global {
+                    GlobalWindows::create()
+                } else {
+                    GlobalWindows::with_end_of_stream_trigger()
+                };
+                let default = WindowAssigner::<f64>::default_trigger(&assigner);
+                let trigger = spec.trigger.build(default, domain)?;
+                return Ok(JobOperator::Global(Box::new(WindowOperator::new(
+                    assigner, trigger, function, config,
+                )?)));
+            }
+        };
+        let trigger = spec.trigger.build(time_assigner.default_trigger(), domain)?;
+        Ok(JobOperator::Time(Box::new(WindowOperator::new(
+            time_assigner,
+            trigger,
+            function,
+            config,
+        )?)))
+    }
+
+    /// Processes one element.
+    ///
+    /// # Errors
+    /// See [`WindowOperator::process_element`].
+    pub fn process_element<S: JobSink + ?Sized>(
+        &mut self,
+        key: String,
+        value: f64,
+        timestamp: Timestamp,
+        sink: &mut S,
+    ) -> Result<(), OperatorError> {
+        each_op!(self, |o| o.process_element(key, value, timestamp, &mut SinkAdapter(sink)))
+    }
+
+    /// Advances the watermark; returns whether it moved.
+    pub fn process_watermark<S: JobSink + ?Sized>(&mut self, watermark: Timestamp, sink: &mut S) -> bool {
+        each_op!(self, |o| o.process_watermark(watermark, &mut SinkAdapter(sink)))
+    }
+
+    /// Advances processing time.
+    pub fn advance_processing_time<S: JobSink + ?Sized>(&mut self, now: Timestamp, sink: &mut S) {
+        each_op!(self, |o| o.advance_processing_time(now, &mut SinkAdapter(sink)));
+    }
+
+    /// The operator's counters.
+    #[must_use]
+    pub fn metrics(&self) -> OperatorMetrics {
+        each_op!(self, |o| o.metrics())
+    }
+
+    /// The current watermark.
+    #[must_use]
+    pub fn current_watermark(&self) -> Timestamp {
+        each_op!(self, |o| o.current_watermark())
+    }
+
+    /// The earliest pending processing-time timer.
+    #[must_use]
+    pub fn next_processing_time_timer(&self) -> Option<Timestamp> {
+        each_op!(self, |o| o.next_processing_time_timer())
+    }
+
+    /// Window states currently held.
+    #[must_use]
+    pub fn live_windows(&self) -> usize {
+        each_op!(self, |o| o.live_windows())
+    }
+
+    /// Whether the window's max timestamp type is the global window.
+    #[must_use]
+    pub fn is_global(&self) -> bool {
+        matches!(self, JobOperator::Global(_))
+    }
+
+    /// Max timestamp of a window given by its bounds (`i64::MAX` for the global window).
+    #[must_use]
+    pub fn max_timestamp(window: Option<(Timestamp, Timestamp)>) -> Timestamp {
+        window.map_or(GlobalWindow.max_timestamp(), |(s, e)| TimeWindow::new(s, e).max_timestamp())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_specs_parse_with_units_and_reject_garbage() {
+        assert_eq!(
+            "sliding:1h:5min".parse::<WindowSpec>().unwrap(),
+            WindowSpec::Sliding {
+                size: 3_600_000,
+                slide: 300_000,
+                offset: 0
+            }
+        );
+        assert_eq!(
+            "tumbling:1d:-8h".parse::<WindowSpec>().unwrap(),
+            WindowSpec::Tumbling {
+                size: 86_400_000,
+                offset: -28_800_000
+            }
+        );
+        assert_eq!("session:value".parse::<WindowSpec>().unwrap(), WindowSpec::DynamicSession);
+        let e = "hopping:1h".parse::<WindowSpec>().unwrap_err().to_string();
+        assert!(e.contains("'hopping:1h'"), "{e}");
+        assert!("tumbling:1x".parse::<WindowSpec>().is_err());
+    }
+
+    #[test]
+    fn trigger_specs_parse_nested() {
+        assert_eq!(
+            "purging:count:3".parse::<TriggerSpec>().unwrap(),
+            TriggerSpec::Purging(Box::new(TriggerSpec::Count(3)))
+        );
+        assert!("count:0".parse::<TriggerSpec>().is_err());
+        assert_eq!(
+            "delta:5:diff".parse::<TriggerSpec>().unwrap(),
+            TriggerSpec::Delta {
+                threshold: 5.0,
+                function: DeltaSpec::Diff
+            }
+        );
+    }
+
+    #[test]
+    fn b46_session_with_delta_trigger_is_rejected_at_build() {
+        // Scenario B46 (Flink WindowedStream check for merging assigners).
+        let spec = JobSpec {
+            window: WindowSpec::Session { gap: 5 },
+            trigger: "delta:1".parse().unwrap(),
+            time: TimeDomain::EventTime,
+            allowed_lateness: 0,
+            late_data: LateDataPolicy::Drop,
+            aggregate: "sum".parse().unwrap(),
+        };
+        let err = JobOperator::new(&spec).unwrap_err().to_string();
+        assert!(err.contains("cannot be used with a trigger that does not support merging"), "{err}");
+        assert!(err.contains("DeltaTrigger"), "{err}");
+    }
+}

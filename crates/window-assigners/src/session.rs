@@ -1,0 +1,182 @@
+//! Session windows: one window per burst of activity, closed by a gap of inactivity.
+
+use std::fmt;
+use std::sync::Arc;
+
+use window_core::{Timestamp, TimeWindow};
+use window_triggers::AnyTrigger;
+
+use crate::{domain_time, positive, time_trigger, AssignerError, Result, TimeDomain, WindowAssigner};
+
+/// How long a session stays open after an element: fixed, or computed per element.
+#[derive(Clone)]
+pub enum SessionGap<T> {
+    /// The same gap in ms for every element (Flink's `withGap`).
+    Static(i64),
+    /// A gap in ms computed from each element (Flink's `withDynamicGap`); a result that is not
+    /// positive is an error for that element.
+    Dynamic(Arc<dyn Fn(&T) -> i64 + Send + Sync>),
+}
+
+impl<T> fmt::Debug for SessionGap<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionGap::Static(g) => write!(f, "Static({g})"),
+            SessionGap::Dynamic(_) => f.write_str("Dynamic(..)"),
+        }
+    }
+}
+
+/// Session windows (Flink's `EventTimeSessionWindows`, `ProcessingTimeSessionWindows` and their
+/// dynamic-gap variants).
+///
+/// Each element at `t` first gets the window `[t, t + gap)`; the operator then merges every
+/// windows of the key that intersect, touching included (`[1,6)` and `[6,11)` merge), into
+/// their cover.
+///
+/// # Examples
+/// ```
+/// use window_assigners::{SessionWindows, TimeDomain, WindowAssigner};
+/// use window_core::TimeWindow;
+/// let s = SessionWindows::<f64>::with_gap(5, TimeDomain::EventTime)?;
+/// let mut merges = Vec::new();
+/// s.merge_windows(&[TimeWindow::new(1, 6), TimeWindow::new(6, 11), TimeWindow::new(20, 25)], &mut merges);
+/// assert_eq!(merges, [(TimeWindow::new(1, 11), vec![TimeWindow::new(1, 6), TimeWindow::new(6, 11)])]);
+/// # Ok::<(), window_assigners::AssignerError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct SessionWindows<T> {
+    gap: SessionGap<T>,
+    domain: TimeDomain,
+}
+
+impl<T> SessionWindows<T> {
+    /// Sessions with a fixed gap in ms.
+    ///
+    /// # Errors
+    /// A gap that is not positive.
+    pub fn with_gap(gap: i64, domain: TimeDomain) -> Result<Self> {
+        positive("session gap", gap)?;
+        Ok(Self {
+            gap: SessionGap::Static(gap),
+            domain,
+        })
+    }
+
+    /// Sessions whose gap is computed from each element, in ms.
+    #[must_use]
+    pub fn with_dynamic_gap(gap: Arc<dyn Fn(&T) -> i64 + Send + Sync>, domain: TimeDomain) -> Self {
+        Self {
+            gap: SessionGap::Dynamic(gap),
+            domain,
+        }
+    }
+}
+
+impl<T> WindowAssigner<T> for SessionWindows<T> {
+    type Window = TimeWindow;
+
+    fn assign_windows(
+        &self,
+        element: &T,
+        timestamp: Timestamp,
+        processing_time: Timestamp,
+        out: &mut Vec<TimeWindow>,
+    ) -> Result<()> {
+        let t = domain_time(self.domain, timestamp, processing_time)?;
+        let gap = match &self.gap {
+            SessionGap::Static(g) => *g,
+            SessionGap::Dynamic(f) => {
+                let g = f(element);
+                if g <= 0 {
+                    return Err(AssignerError::InvalidDynamicGap { gap: g, timestamp: t });
+                }
+                g
+            }
+        };
+        out.push(TimeWindow::new(t, t.saturating_add(gap)));
+        Ok(())
+    }
+
+    fn default_trigger(&self) -> AnyTrigger<T> {
+        time_trigger(self.domain)
+    }
+
+    fn is_event_time(&self) -> bool {
+        self.domain == TimeDomain::EventTime
+    }
+
+    fn is_merging(&self) -> bool {
+        true
+    }
+
+    /// Flink's `TimeWindow.mergeWindows`: sort by start, sweep, and group windows that
+    /// intersect the running cover.
+    fn merge_windows(&self, windows: &[TimeWindow], out: &mut Vec<(TimeWindow, Vec<TimeWindow>)>) {
+        let mut sorted: Vec<TimeWindow> = windows.to_vec();
+        sorted.sort_unstable();
+        let mut current: Option<(TimeWindow, Vec<TimeWindow>)> = None;
+        for w in sorted {
+            match &mut current {
+                Some((cover, members)) if cover.intersects(&w) => {
+                    *cover = cover.cover(&w);
+                    if !members.contains(&w) {
+                        members.push(w);
+                    }
+                }
+                _ => {
+                    if let Some(done) = current.take() {
+                        if done.1.len() > 1 {
+                            out.push(done);
+                        }
+                    }
+                    current = Some((w, vec![w]));
+                }
+            }
+        }
+        if let Some(done) = current {
+            if done.1.len() > 1 {
+                out.push(done);
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &self.gap {
+            SessionGap::Static(g) => format!("session(gap {g} ms)"),
+            SessionGap::Dynamic(_) => "session(dynamic gap)".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn b17_touching_sessions_merge_and_separated_do_not() {
+        // Scenario B17 (Flink TimeWindow.intersects).
+        let s = SessionWindows::<f64>::with_gap(10, TimeDomain::EventTime).unwrap();
+        let mut out = Vec::new();
+        s.merge_windows(&[TimeWindow::new(0, 10), TimeWindow::new(10, 20)], &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, TimeWindow::new(0, 20));
+        out.clear();
+        s.merge_windows(&[TimeWindow::new(0, 10), TimeWindow::new(11, 21)], &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn b45_zero_gaps_are_rejected() {
+        // Scenario B45: a zero static gap at construction, a zero dynamic gap per element.
+        assert!(SessionWindows::<f64>::with_gap(0, TimeDomain::EventTime).is_err());
+        let s = SessionWindows::<f64>::with_dynamic_gap(Arc::new(|v: &f64| *v as i64), TimeDomain::EventTime);
+        let mut out = Vec::new();
+        assert_eq!(
+            s.assign_windows(&0.0, 5, 0, &mut out),
+            Err(AssignerError::InvalidDynamicGap { gap: 0, timestamp: 5 })
+        );
+        s.assign_windows(&3.0, 5, 0, &mut out).unwrap();
+        assert_eq!(out, [TimeWindow::new(5, 8)]);
+    }
+}

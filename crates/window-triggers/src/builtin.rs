@@ -1,0 +1,722 @@
+//! The built-in triggers, each a faithful port of the behaviour of its Flink namesake.
+
+use std::fmt;
+use std::sync::Arc;
+
+use window_core::{time, Timestamp, TriggerResult, Window};
+
+use crate::{Trigger, TriggerContext};
+
+/// Fires when the watermark passes the window's max timestamp (Flink's `EventTimeTrigger`, the
+/// default trigger of event-time tumbling, sliding and session windows).
+///
+/// An element added to a window that is already behind the watermark (a late element within
+/// the allowed lateness) fires the window at once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EventTimeTrigger;
+
+impl<T, W: Window> Trigger<T, W> for EventTimeTrigger {
+    type State = ();
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        _element: &T,
+        _timestamp: Timestamp,
+        window: &W,
+        _state: &mut (),
+        ctx: &mut C,
+    ) -> TriggerResult {
+        if window.max_timestamp() <= ctx.current_watermark() {
+            TriggerResult::Fire
+        } else {
+            ctx.register_event_time_timer(window.max_timestamp());
+            TriggerResult::Continue
+        }
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        time: Timestamp,
+        window: &W,
+        _state: &mut (),
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        if time == window.max_timestamp() {
+            TriggerResult::Fire
+        } else {
+            TriggerResult::Continue
+        }
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _state: &mut (),
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn can_merge(&self) -> bool {
+        true
+    }
+
+    fn on_merge<C: TriggerContext>(
+        &self,
+        window: &W,
+        _merged: &[()],
+        _state: &mut (),
+        ctx: &mut C,
+    ) {
+        // Only register a timer if the watermark is not yet past the end of the merged window:
+        // otherwise the window would fire again, which Flink avoids here.
+        if window.max_timestamp() > ctx.current_watermark() {
+            ctx.register_event_time_timer(window.max_timestamp());
+        }
+    }
+
+    fn clear<C: TriggerContext>(&self, window: &W, _state: &mut (), ctx: &mut C) {
+        ctx.delete_event_time_timer(window.max_timestamp());
+    }
+
+    fn describe(&self) -> String {
+        "EventTimeTrigger".to_owned()
+    }
+}
+
+/// Fires when processing time reaches the window's max timestamp (Flink's
+/// `ProcessingTimeTrigger`, the default trigger of processing-time windows).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProcessingTimeTrigger;
+
+impl<T, W: Window> Trigger<T, W> for ProcessingTimeTrigger {
+    type State = ();
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        _element: &T,
+        _timestamp: Timestamp,
+        window: &W,
+        _state: &mut (),
+        ctx: &mut C,
+    ) -> TriggerResult {
+        ctx.register_processing_time_timer(window.max_timestamp());
+        TriggerResult::Continue
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _state: &mut (),
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _state: &mut (),
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Fire
+    }
+
+    fn can_merge(&self) -> bool {
+        true
+    }
+
+    fn on_merge<C: TriggerContext>(
+        &self,
+        window: &W,
+        _merged: &[()],
+        _state: &mut (),
+        ctx: &mut C,
+    ) {
+        if window.max_timestamp() > ctx.current_processing_time() {
+            ctx.register_processing_time_timer(window.max_timestamp());
+        }
+    }
+
+    fn clear<C: TriggerContext>(&self, window: &W, _state: &mut (), ctx: &mut C) {
+        ctx.delete_processing_time_timer(window.max_timestamp());
+    }
+
+    fn describe(&self) -> String {
+        "ProcessingTimeTrigger".to_owned()
+    }
+}
+
+/// Fires once the window has received `count` elements since it last fired, and resets the
+/// count (Flink's `CountTrigger`). It never fires on time: leftover elements of an event-time
+/// window are discarded at cleanup. Counts of merged windows add up.
+///
+/// # Examples
+/// ```
+/// use window_triggers::CountTrigger;
+/// assert!(CountTrigger::of(0).is_err());
+/// let t = CountTrigger::of(3)?;
+/// assert_eq!(t.max_count(), 3);
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct CountTrigger {
+    max_count: u64,
+}
+
+impl CountTrigger {
+    /// A trigger that fires every `max_count` elements.
+    ///
+    /// # Errors
+    /// `max_count` of 0, which would never fire meaningfully, is rejected with a message.
+    pub fn of(max_count: u64) -> Result<Self, String> {
+        if max_count == 0 {
+            return Err("count trigger needs a count of at least 1, got 0".to_owned());
+        }
+        Ok(Self { max_count })
+    }
+
+    /// The number of elements per firing.
+    #[must_use]
+    pub fn max_count(&self) -> u64 {
+        self.max_count
+    }
+}
+
+impl<T, W: Window> Trigger<T, W> for CountTrigger {
+    type State = u64;
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        _element: &T,
+        _timestamp: Timestamp,
+        _window: &W,
+        count: &mut u64,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        *count += 1;
+        if *count >= self.max_count {
+            *count = 0;
+            TriggerResult::Fire
+        } else {
+            TriggerResult::Continue
+        }
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _count: &mut u64,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _count: &mut u64,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn can_merge(&self) -> bool {
+        true
+    }
+
+    fn on_merge<C: TriggerContext>(
+        &self,
+        _window: &W,
+        merged: &[u64],
+        count: &mut u64,
+        _ctx: &mut C,
+    ) {
+        *count += merged.iter().sum::<u64>();
+    }
+
+    fn clear<C: TriggerContext>(&self, _window: &W, count: &mut u64, _ctx: &mut C) {
+        *count = 0;
+    }
+
+    fn describe(&self) -> String {
+        format!("CountTrigger({})", self.max_count)
+    }
+}
+
+/// Turns every fire of the inner trigger into fire-and-purge (Flink's `PurgingTrigger`).
+///
+/// Only the window contents are purged; the inner trigger's state (a count, a delta reference
+/// element) survives the purge, as in Flink.
+#[derive(Clone, Debug)]
+pub struct PurgingTrigger<Tr> {
+    inner: Tr,
+}
+
+impl<Tr> PurgingTrigger<Tr> {
+    /// Wraps `inner`.
+    #[must_use]
+    pub fn of(inner: Tr) -> Self {
+        Self { inner }
+    }
+
+    /// The wrapped trigger.
+    #[must_use]
+    pub fn inner(&self) -> &Tr {
+        &self.inner
+    }
+}
+
+fn purging(r: TriggerResult) -> TriggerResult {
+    if r.is_fire() {
+        TriggerResult::FireAndPurge
+    } else {
+        r
+    }
+}
+
+impl<T, W: Window, Tr: Trigger<T, W>> Trigger<T, W> for PurgingTrigger<Tr> {
+    type State = Tr::State;
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        element: &T,
+        timestamp: Timestamp,
+        window: &W,
+        state: &mut Self::State,
+        ctx: &mut C,
+    ) -> TriggerResult {
+        purging(self.inner.on_element(element, timestamp, window, state, ctx))
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        time: Timestamp,
+        window: &W,
+        state: &mut Self::State,
+        ctx: &mut C,
+    ) -> TriggerResult {
+        purging(self.inner.on_event_time(time, window, state, ctx))
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        time: Timestamp,
+        window: &W,
+        state: &mut Self::State,
+        ctx: &mut C,
+    ) -> TriggerResult {
+        purging(self.inner.on_processing_time(time, window, state, ctx))
+    }
+
+    fn can_merge(&self) -> bool {
+        self.inner.can_merge()
+    }
+
+    fn on_merge<C: TriggerContext>(
+        &self,
+        window: &W,
+        merged: &[Self::State],
+        state: &mut Self::State,
+        ctx: &mut C,
+    ) {
+        self.inner.on_merge(window, merged, state, ctx);
+    }
+
+    fn clear<C: TriggerContext>(&self, window: &W, state: &mut Self::State, ctx: &mut C) {
+        self.inner.clear(window, state, ctx);
+    }
+
+    fn describe(&self) -> String {
+        format!("PurgingTrigger({})", self.inner.describe())
+    }
+}
+
+/// Never fires (the default trigger of Flink's `GlobalWindows.create()`): a global window with
+/// it emits nothing, not even at the end of input, unless another trigger is set.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NeverTrigger;
+
+impl<T, W: Window> Trigger<T, W> for NeverTrigger {
+    type State = ();
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        _element: &T,
+        _timestamp: Timestamp,
+        _window: &W,
+        _state: &mut (),
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _state: &mut (),
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _state: &mut (),
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn clear<C: TriggerContext>(&self, _window: &W, _state: &mut (), _ctx: &mut C) {}
+
+    fn describe(&self) -> String {
+        "NeverTrigger".to_owned()
+    }
+}
+
+/// Fires every `interval` ms of event time while the window is open, and at the window's end
+/// (Flink's `ContinuousEventTimeTrigger`).
+///
+/// Fire times are aligned to the epoch with truncating remainder, as Flink computes them: the
+/// first is `ts - ts % interval + interval` for the window's first element (so with negative
+/// timestamps they are not floor-aligned), capped at the window's max timestamp. The pending
+/// fire time is the trigger state; on merge the smallest pending one carries over.
+#[derive(Clone, Copy, Debug)]
+pub struct ContinuousEventTimeTrigger {
+    interval: i64,
+}
+
+impl ContinuousEventTimeTrigger {
+    /// A trigger firing every `interval` ms of event time.
+    ///
+    /// # Errors
+    /// A non-positive interval is rejected, naming the value.
+    pub fn of(interval: i64) -> Result<Self, String> {
+        if interval <= 0 {
+            return Err(format!(
+                "continuous trigger interval must be positive, got {interval} ms"
+            ));
+        }
+        Ok(Self { interval })
+    }
+
+    /// The interval in ms.
+    #[must_use]
+    pub fn interval(&self) -> i64 {
+        self.interval
+    }
+
+    fn register_next<W: Window, C: TriggerContext>(
+        &self,
+        from: Timestamp,
+        window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) {
+        let t = time::add(from, self.interval).min(window.max_timestamp());
+        *next = Some(t);
+        ctx.register_event_time_timer(t);
+    }
+}
+
+impl<T, W: Window> Trigger<T, W> for ContinuousEventTimeTrigger {
+    type State = Option<Timestamp>;
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        _element: &T,
+        timestamp: Timestamp,
+        window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) -> TriggerResult {
+        if window.max_timestamp() <= ctx.current_watermark() {
+            return TriggerResult::Fire;
+        }
+        ctx.register_event_time_timer(window.max_timestamp());
+        if next.is_none() {
+            // Java's `%` truncates toward zero; Rust's `%` on i64 does the same.
+            let start = timestamp - timestamp % self.interval;
+            self.register_next(start, window, next, ctx);
+        }
+        TriggerResult::Continue
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        time: Timestamp,
+        window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) -> TriggerResult {
+        if time == window.max_timestamp() {
+            return TriggerResult::Fire;
+        }
+        if *next == Some(time) {
+            self.register_next(time, window, next, ctx);
+            return TriggerResult::Fire;
+        }
+        TriggerResult::Continue
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _next: &mut Option<Timestamp>,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn can_merge(&self) -> bool {
+        true
+    }
+
+    fn on_merge<C: TriggerContext>(
+        &self,
+        _window: &W,
+        merged: &[Option<Timestamp>],
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) {
+        *next = merged.iter().flatten().copied().min();
+        if let Some(t) = *next {
+            ctx.register_event_time_timer(t);
+        }
+    }
+
+    fn clear<C: TriggerContext>(
+        &self,
+        _window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) {
+        if let Some(t) = next.take() {
+            ctx.delete_event_time_timer(t);
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("ContinuousEventTimeTrigger({} ms)", self.interval)
+    }
+}
+
+/// Fires every `interval` ms of processing time, aligned to the epoch, and at the window's max
+/// timestamp (Flink's `ContinuousProcessingTimeTrigger`).
+#[derive(Clone, Copy, Debug)]
+pub struct ContinuousProcessingTimeTrigger {
+    interval: i64,
+}
+
+impl ContinuousProcessingTimeTrigger {
+    /// A trigger firing every `interval` ms of processing time.
+    ///
+    /// # Errors
+    /// A non-positive interval is rejected, naming the value.
+    pub fn of(interval: i64) -> Result<Self, String> {
+        if interval <= 0 {
+            return Err(format!(
+                "continuous trigger interval must be positive, got {interval} ms"
+            ));
+        }
+        Ok(Self { interval })
+    }
+
+    /// The interval in ms.
+    #[must_use]
+    pub fn interval(&self) -> i64 {
+        self.interval
+    }
+
+    fn register_next<W: Window, C: TriggerContext>(
+        &self,
+        from: Timestamp,
+        window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) {
+        let t = time::add(from, self.interval).min(window.max_timestamp());
+        *next = Some(t);
+        ctx.register_processing_time_timer(t);
+    }
+}
+
+impl<T, W: Window> Trigger<T, W> for ContinuousProcessingTimeTrigger {
+    type State = Option<Timestamp>;
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        _element: &T,
+        _timestamp: Timestamp,
+        window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) -> TriggerResult {
+        if next.is_none() {
+            let now = ctx.current_processing_time();
+            let start = now - now % self.interval;
+            self.register_next(start, window, next, ctx);
+        }
+        TriggerResult::Continue
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _next: &mut Option<Timestamp>,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        time: Timestamp,
+        window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) -> TriggerResult {
+        if *next == Some(time) {
+            self.register_next(time, window, next, ctx);
+            return TriggerResult::Fire;
+        }
+        TriggerResult::Continue
+    }
+
+    fn can_merge(&self) -> bool {
+        true
+    }
+
+    fn on_merge<C: TriggerContext>(
+        &self,
+        _window: &W,
+        merged: &[Option<Timestamp>],
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) {
+        *next = merged.iter().flatten().copied().min();
+        if let Some(t) = *next {
+            ctx.register_processing_time_timer(t);
+        }
+    }
+
+    fn clear<C: TriggerContext>(
+        &self,
+        _window: &W,
+        next: &mut Option<Timestamp>,
+        ctx: &mut C,
+    ) {
+        if let Some(t) = next.take() {
+            ctx.delete_processing_time_timer(t);
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("ContinuousProcessingTimeTrigger({} ms)", self.interval)
+    }
+}
+
+/// The distance between two elements, for [`DeltaTrigger`] and the delta evictor
+/// (Flink's `DeltaFunction`): `delta(old, new)`.
+pub type DeltaFunction<T> = Arc<dyn Fn(&T, &T) -> f64 + Send + Sync>;
+
+/// Fires when an element's delta to the element of the last firing exceeds a threshold
+/// (Flink's `DeltaTrigger`).
+///
+/// The first element of a window only becomes the reference. A later element fires when
+/// `delta(reference, element) > threshold` (strictly) and becomes the new reference. It cannot
+/// merge, so it is rejected with session windows.
+#[derive(Clone)]
+pub struct DeltaTrigger<T> {
+    threshold: f64,
+    delta: DeltaFunction<T>,
+}
+
+impl<T> fmt::Debug for DeltaTrigger<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeltaTrigger")
+            .field("threshold", &self.threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> DeltaTrigger<T> {
+    /// A delta trigger with `threshold` and the distance function `delta(old, new)`.
+    #[must_use]
+    pub fn of(threshold: f64, delta: DeltaFunction<T>) -> Self {
+        Self { threshold, delta }
+    }
+
+    /// The threshold the delta must exceed.
+    #[must_use]
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+}
+
+impl<T: Clone + fmt::Debug, W: Window> Trigger<T, W> for DeltaTrigger<T> {
+    type State = Option<T>;
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        element: &T,
+        _timestamp: Timestamp,
+        _window: &W,
+        last: &mut Option<T>,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        match last {
+            None => {
+                *last = Some(element.clone());
+                TriggerResult::Continue
+            }
+            Some(old) => {
+                if (self.delta)(old, element) > self.threshold {
+                    *last = Some(element.clone());
+                    TriggerResult::Fire
+                } else {
+                    TriggerResult::Continue
+                }
+            }
+        }
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _last: &mut Option<T>,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        _time: Timestamp,
+        _window: &W,
+        _last: &mut Option<T>,
+        _ctx: &mut C,
+    ) -> TriggerResult {
+        TriggerResult::Continue
+    }
+
+    fn clear<C: TriggerContext>(&self, _window: &W, last: &mut Option<T>, _ctx: &mut C) {
+        *last = None;
+    }
+
+    fn describe(&self) -> String {
+        format!("DeltaTrigger(threshold {})", self.threshold)
+    }
+}
