@@ -16,11 +16,22 @@ pub fn run_cli(args: &[String]) -> Result<()> {
     let filters: Vec<&String> = args.iter().filter(|a| *a != "--quick").collect();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(crate::conformance::workspace_root())
-        .args(["bench", "--package", "benches", "--"]);
+    cmd.current_dir(crate::conformance::workspace_root()).args([
+        "bench",
+        "--package",
+        "benches",
+        "--",
+    ]);
     cmd.args(filters);
     if quick {
-        cmd.args(["--warm-up-time", "1", "--measurement-time", "3", "--sample-size", "10"]);
+        cmd.args([
+            "--warm-up-time",
+            "1",
+            "--measurement-time",
+            "3",
+            "--sample-size",
+            "10",
+        ]);
     }
     let status = cmd.status().context("starting cargo bench")?;
     if !status.success() {

@@ -28,8 +28,8 @@ use window_triggers::{
 
 use crate::io::duration::{parse_duration, parse_signed_duration};
 use crate::operator::{
-    LateDataPolicy, OperatorConfig, OperatorError, OperatorMetrics, WindowFunction,
-    WindowOperator, WindowOutput,
+    LateDataPolicy, OperatorConfig, OperatorError, OperatorMetrics, WindowFunction, WindowOperator,
+    WindowOutput,
 };
 
 /// A job configuration error: the option text and what is wrong with it.
@@ -203,7 +203,11 @@ impl FromStr for TriggerSpec {
             ("never", None) => Ok(TriggerSpec::Never),
             ("count", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => Ok(TriggerSpec::Count(n)),
-                _ => Err(syntax("trigger", s, "count needs a whole number of elements >= 1")),
+                _ => Err(syntax(
+                    "trigger",
+                    s,
+                    "count needs a whole number of elements >= 1",
+                )),
             },
             ("purging", Some(inner)) => Ok(TriggerSpec::Purging(Box::new(inner.parse()?))),
             ("continuous", Some(i)) => Ok(TriggerSpec::Continuous(dur(i)?)),
@@ -215,7 +219,9 @@ impl FromStr for TriggerSpec {
                 let (t, f) = match rest.split_once(':') {
                     Some((t, "abs")) => (t, DeltaSpec::AbsDiff),
                     Some((t, "diff")) => (t, DeltaSpec::Diff),
-                    Some(_) => return Err(syntax("trigger", s, "delta function must be abs or diff")),
+                    Some(_) => {
+                        return Err(syntax("trigger", s, "delta function must be abs or diff"))
+                    }
                     None => (rest, DeltaSpec::AbsDiff),
                 };
                 match t.parse::<f64>() {
@@ -223,7 +229,11 @@ impl FromStr for TriggerSpec {
                         threshold,
                         function: f,
                     }),
-                    _ => Err(syntax("trigger", s, "delta threshold must be a finite number")),
+                    _ => Err(syntax(
+                        "trigger",
+                        s,
+                        "delta threshold must be a finite number",
+                    )),
                 }
             }
             _ => Err(syntax("trigger", s, FORMS)),
@@ -236,7 +246,11 @@ impl TriggerSpec {
     ///
     /// # Errors
     /// A non-positive continuous interval.
-    pub fn build(&self, default: AnyTrigger<f64>, domain: TimeDomain) -> Result<AnyTrigger<f64>, SpecError> {
+    pub fn build(
+        &self,
+        default: AnyTrigger<f64>,
+        domain: TimeDomain,
+    ) -> Result<AnyTrigger<f64>, SpecError> {
         let err = |reason: String| syntax("trigger", &format!("{self:?}"), reason);
         Ok(match self {
             TriggerSpec::Default => default,
@@ -246,7 +260,9 @@ impl TriggerSpec {
             TriggerSpec::Count(n) => AnyTrigger::Count(CountTrigger::of(*n).map_err(err)?),
             TriggerSpec::Purging(inner) => inner.build(default, domain)?.purging(),
             TriggerSpec::Continuous(i) => match domain {
-                TimeDomain::EventTime => TriggerSpec::ContinuousEventTime(*i).build(default, domain)?,
+                TimeDomain::EventTime => {
+                    TriggerSpec::ContinuousEventTime(*i).build(default, domain)?
+                }
                 TimeDomain::ProcessingTime => {
                     TriggerSpec::ContinuousProcessingTime(*i).build(default, domain)?
                 }
@@ -433,7 +449,12 @@ impl WindowAssigner<f64> for TimeWindowAssigner {
         processing_time: Timestamp,
         out: &mut Vec<TimeWindow>,
     ) -> window_assigners::Result<()> {
-        each_assigner!(self, |a| a.assign_windows(element, timestamp, processing_time, out))
+        each_assigner!(self, |a| a.assign_windows(
+            element,
+            timestamp,
+            processing_time,
+            out
+        ))
     }
 
     fn default_trigger(&self) -> AnyTrigger<f64> {
@@ -449,7 +470,9 @@ impl WindowAssigner<f64> for TimeWindowAssigner {
     }
 
     fn merge_windows(&self, windows: &[TimeWindow], out: &mut Vec<(TimeWindow, Vec<TimeWindow>)>) {
-        each_assigner!(self, |a| WindowAssigner::<f64>::merge_windows(a, windows, out));
+        each_assigner!(self, |a| WindowAssigner::<f64>::merge_windows(
+            a, windows, out
+        ));
     }
 
     fn describe(&self) -> String {
@@ -478,14 +501,22 @@ pub struct JobSpec {
 pub trait JobSink {
     /// A window fired: `window` is `[start, end)` or `None` for the global window; `watermark`
     /// is the operator's watermark at emission.
-    fn result(&mut self, key: &str, window: Option<(Timestamp, Timestamp)>, result: JobResult, watermark: Timestamp);
+    fn result(
+        &mut self,
+        key: &str,
+        window: Option<(Timestamp, Timestamp)>,
+        result: JobResult,
+        watermark: Timestamp,
+    );
     /// A late element (only with the late side output).
     fn late(&mut self, key: String, timestamp: Timestamp, value: f64, watermark: Timestamp);
 }
 
 struct SinkAdapter<'a, S: ?Sized>(&'a mut S);
 
-impl<W: Window, S: JobSink + ?Sized> WindowOutput<String, W, f64, JobResult> for SinkAdapter<'_, S> {
+impl<W: Window, S: JobSink + ?Sized> WindowOutput<String, W, f64, JobResult>
+    for SinkAdapter<'_, S>
+{
     fn result(&mut self, key: &String, window: &W, result: JobResult, watermark: Timestamp) {
         self.0.result(key, window.bounds(), result, watermark);
     }
@@ -557,7 +588,9 @@ impl JobOperator {
                 )?)));
             }
         };
-        let trigger = spec.trigger.build(time_assigner.default_trigger(), domain)?;
+        let trigger = spec
+            .trigger
+            .build(time_assigner.default_trigger(), domain)?;
         Ok(JobOperator::Time(Box::new(WindowOperator::new(
             time_assigner,
             trigger,
@@ -577,17 +610,28 @@ impl JobOperator {
         timestamp: Timestamp,
         sink: &mut S,
     ) -> Result<(), OperatorError> {
-        each_op!(self, |o| o.process_element(key, value, timestamp, &mut SinkAdapter(sink)))
+        each_op!(self, |o| o.process_element(
+            key,
+            value,
+            timestamp,
+            &mut SinkAdapter(sink)
+        ))
     }
 
     /// Advances the watermark; returns whether it moved.
-    pub fn process_watermark<S: JobSink + ?Sized>(&mut self, watermark: Timestamp, sink: &mut S) -> bool {
-        each_op!(self, |o| o.process_watermark(watermark, &mut SinkAdapter(sink)))
+    pub fn process_watermark<S: JobSink + ?Sized>(
+        &mut self,
+        watermark: Timestamp,
+        sink: &mut S,
+    ) -> bool {
+        each_op!(self, |o| o
+            .process_watermark(watermark, &mut SinkAdapter(sink)))
     }
 
     /// Advances processing time.
     pub fn advance_processing_time<S: JobSink + ?Sized>(&mut self, now: Timestamp, sink: &mut S) {
-        each_op!(self, |o| o.advance_processing_time(now, &mut SinkAdapter(sink)));
+        each_op!(self, |o| o
+            .advance_processing_time(now, &mut SinkAdapter(sink)));
     }
 
     /// The operator's counters.
@@ -623,7 +667,9 @@ impl JobOperator {
     /// Max timestamp of a window given by its bounds (`i64::MAX` for the global window).
     #[must_use]
     pub fn max_timestamp(window: Option<(Timestamp, Timestamp)>) -> Timestamp {
-        window.map_or(GlobalWindow.max_timestamp(), |(s, e)| TimeWindow::new(s, e).max_timestamp())
+        window.map_or(GlobalWindow.max_timestamp(), |(s, e)| {
+            TimeWindow::new(s, e).max_timestamp()
+        })
     }
 }
 
@@ -648,7 +694,10 @@ mod tests {
                 offset: -28_800_000
             }
         );
-        assert_eq!("session:value".parse::<WindowSpec>().unwrap(), WindowSpec::DynamicSession);
+        assert_eq!(
+            "session:value".parse::<WindowSpec>().unwrap(),
+            WindowSpec::DynamicSession
+        );
         let e = "hopping:1h".parse::<WindowSpec>().unwrap_err().to_string();
         assert!(e.contains("'hopping:1h'"), "{e}");
         assert!("tumbling:1x".parse::<WindowSpec>().is_err());
@@ -682,7 +731,10 @@ mod tests {
             aggregate: "sum".parse().unwrap(),
         };
         let err = JobOperator::new(&spec).unwrap_err().to_string();
-        assert!(err.contains("cannot be used with a trigger that does not support merging"), "{err}");
+        assert!(
+            err.contains("cannot be used with a trigger that does not support merging"),
+            "{err}"
+        );
         assert!(err.contains("DeltaTrigger"), "{err}");
     }
 }

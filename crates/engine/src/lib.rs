@@ -11,6 +11,7 @@
 //! [`keywindow`] and [`dstream`].
 //!
 //! **Invariant:** only this crate starts threads or opens channels, files and sockets.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 pub mod io;

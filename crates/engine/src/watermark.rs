@@ -61,7 +61,8 @@ impl BoundedOutOfOrderness {
 #[derive(Clone, Copy, Debug)]
 struct InputState {
     watermark: Timestamp,
-    last_active: Timestamp,
+    /// Processing time of the last activity; `None` until the first activity or clock tick.
+    last_active: Option<Timestamp>,
     idle: bool,
     ended: bool,
 }
@@ -75,9 +76,10 @@ struct InputState {
 /// use engine::watermark::WatermarkCombiner;
 /// // Scenario B25: input 1 reaches 25, input 2 is silent.
 /// let mut c = WatermarkCombiner::new(2, Some(1_000));
-/// c.on_watermark(0, 25, 0);
+/// c.on_processing_time(0); // the job starts
+/// c.on_watermark(0, 25, 500);
 /// assert_eq!(c.combined(), i64::MIN); // input 2 holds event time back
-/// c.on_processing_time(1_000); // input 2 idle for 1 s: excluded
+/// c.on_processing_time(1_000); // input 2 silent for 1 s: idle, excluded
 /// assert_eq!(c.combined(), 25);
 /// c.on_watermark(1, 3, 1_500); // input 2 resumes behind: no going back
 /// assert_eq!(c.combined(), 25);
@@ -98,7 +100,7 @@ impl WatermarkCombiner {
             inputs: vec![
                 InputState {
                     watermark: MIN_WATERMARK,
-                    last_active: MIN_WATERMARK,
+                    last_active: None,
                     idle: false,
                     ended: false,
                 };
@@ -113,17 +115,22 @@ impl WatermarkCombiner {
     /// idle. Returns the combined watermark.
     pub fn on_activity(&mut self, input: usize, now: Timestamp) -> Timestamp {
         let s = &mut self.inputs[input];
-        s.last_active = now;
+        s.last_active = Some(now);
         s.idle = false;
         self.recompute()
     }
 
     /// Input `input` emitted `watermark` at processing time `now`; an input's own watermark never
     /// goes back. Returns the combined watermark.
-    pub fn on_watermark(&mut self, input: usize, watermark: Timestamp, now: Timestamp) -> Timestamp {
+    pub fn on_watermark(
+        &mut self,
+        input: usize,
+        watermark: Timestamp,
+        now: Timestamp,
+    ) -> Timestamp {
         let s = &mut self.inputs[input];
         s.watermark = s.watermark.max(watermark);
-        s.last_active = now;
+        s.last_active = Some(now);
         s.idle = false;
         self.recompute()
     }
@@ -140,7 +147,9 @@ impl WatermarkCombiner {
     pub fn on_processing_time(&mut self, now: Timestamp) -> Timestamp {
         if let Some(timeout) = self.idle_timeout {
             for s in &mut self.inputs {
-                if !s.ended && time::sub(now, s.last_active.max(MIN_WATERMARK)) >= timeout {
+                // The idle clock of an input starts at its first activity or the first tick.
+                let since = *s.last_active.get_or_insert(now);
+                if !s.ended && time::sub(now, since) >= timeout {
                     s.idle = true;
                 }
             }
@@ -156,9 +165,18 @@ impl WatermarkCombiner {
 
     fn recompute(&mut self) -> Timestamp {
         let active = self.inputs.iter().filter(|s| !s.idle || s.ended);
-        if let Some(min) = active.map(|s| s.watermark).min() {
-            self.combined = self.combined.max(min);
-        }
+        let candidate = match active.map(|s| s.watermark).min() {
+            Some(min) => min,
+            // Every input idle: event time moves to the largest watermark any input reached,
+            // as Flink's StatusWatermarkValve does when its last active channel goes idle.
+            None => self
+                .inputs
+                .iter()
+                .map(|s| s.watermark)
+                .max()
+                .unwrap_or(MIN_WATERMARK),
+        };
+        self.combined = self.combined.max(candidate);
         self.combined
     }
 }

@@ -13,6 +13,7 @@
 //!
 //! **Invariant:** this crate knows nothing about windows: keys and namespaces are opaque ordered
 //! values.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeSet;

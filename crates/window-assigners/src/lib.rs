@@ -17,6 +17,7 @@
 //! and `GlobalWindows`. Time model: windows are aligned to the Unix epoch plus an offset in ms,
 //! with no calendar or time-zone logic: a 1 d window with offset `-8h` starts at 16:00 UTC every
 //! day, also across daylight-saving switches (which is what Flink does).
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 mod session;
@@ -131,7 +132,11 @@ pub trait WindowAssigner<T> {
     /// For merging assigners: given every window of a key, reports each group of windows that
     /// must become one, as `(result, members)` with at least two members (Flink's
     /// `mergeWindows`). Non-merging assigners report nothing.
-    fn merge_windows(&self, windows: &[Self::Window], out: &mut Vec<(Self::Window, Vec<Self::Window>)>) {
+    fn merge_windows(
+        &self,
+        windows: &[Self::Window],
+        out: &mut Vec<(Self::Window, Vec<Self::Window>)>,
+    ) {
         let _ = (windows, out);
     }
 
@@ -206,9 +211,15 @@ fn time_trigger<T>(domain: TimeDomain) -> AnyTrigger<T> {
 }
 
 /// The timestamp a time-domain assigner windows by.
-fn domain_time(domain: TimeDomain, timestamp: Timestamp, processing_time: Timestamp) -> Result<Timestamp> {
+fn domain_time(
+    domain: TimeDomain,
+    timestamp: Timestamp,
+    processing_time: Timestamp,
+) -> Result<Timestamp> {
     match domain {
-        TimeDomain::EventTime if timestamp == Timestamp::MIN => Err(AssignerError::MissingTimestamp),
+        TimeDomain::EventTime if timestamp == Timestamp::MIN => {
+            Err(AssignerError::MissingTimestamp)
+        }
         TimeDomain::EventTime => Ok(timestamp),
         TimeDomain::ProcessingTime => Ok(processing_time),
     }

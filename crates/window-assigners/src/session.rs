@@ -3,10 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use window_core::{Timestamp, TimeWindow};
+use window_core::{TimeWindow, Timestamp};
 use window_triggers::AnyTrigger;
 
-use crate::{domain_time, positive, time_trigger, AssignerError, Result, TimeDomain, WindowAssigner};
+use crate::{
+    domain_time, positive, time_trigger, AssignerError, Result, TimeDomain, WindowAssigner,
+};
 
 /// How long a session stays open after an element: fixed, or computed per element.
 #[derive(Clone)]
@@ -89,7 +91,10 @@ impl<T> WindowAssigner<T> for SessionWindows<T> {
             SessionGap::Dynamic(f) => {
                 let g = f(element);
                 if g <= 0 {
-                    return Err(AssignerError::InvalidDynamicGap { gap: g, timestamp: t });
+                    return Err(AssignerError::InvalidDynamicGap {
+                        gap: g,
+                        timestamp: t,
+                    });
                 }
                 g
             }
@@ -170,11 +175,17 @@ mod tests {
     fn b45_zero_gaps_are_rejected() {
         // Scenario B45: a zero static gap at construction, a zero dynamic gap per element.
         assert!(SessionWindows::<f64>::with_gap(0, TimeDomain::EventTime).is_err());
-        let s = SessionWindows::<f64>::with_dynamic_gap(Arc::new(|v: &f64| *v as i64), TimeDomain::EventTime);
+        let s = SessionWindows::<f64>::with_dynamic_gap(
+            Arc::new(|v: &f64| *v as i64),
+            TimeDomain::EventTime,
+        );
         let mut out = Vec::new();
         assert_eq!(
             s.assign_windows(&0.0, 5, 0, &mut out),
-            Err(AssignerError::InvalidDynamicGap { gap: 0, timestamp: 5 })
+            Err(AssignerError::InvalidDynamicGap {
+                gap: 0,
+                timestamp: 5
+            })
         );
         s.assign_windows(&3.0, 5, 0, &mut out).unwrap();
         assert_eq!(out, [TimeWindow::new(5, 8)]);

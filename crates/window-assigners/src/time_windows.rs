@@ -1,6 +1,6 @@
 //! Tumbling and sliding windows: fixed-size windows aligned to the epoch plus an offset.
 
-use window_core::{Timestamp, TimeWindow};
+use window_core::{TimeWindow, Timestamp};
 use window_triggers::AnyTrigger;
 
 use crate::{
@@ -260,7 +260,10 @@ mod tests {
         let w = SlidingWindows::new(10_000, 5_000, 0, TimeDomain::EventTime).unwrap();
         assert_eq!(
             assign(&w, 12_000),
-            [TimeWindow::new(10_000, 20_000), TimeWindow::new(5_000, 15_000)]
+            [
+                TimeWindow::new(10_000, 20_000),
+                TimeWindow::new(5_000, 15_000)
+            ]
         );
     }
 
@@ -268,7 +271,13 @@ mod tests {
     fn b31_too_many_windows_per_element_is_rejected() {
         // Scenario B31 (FLINK-37512): size 10 000 001 ms, slide 1 ms.
         let err = SlidingWindows::new(10_000_001, 1, 0, TimeDomain::EventTime).unwrap_err();
-        assert!(matches!(err, AssignerError::TooManyWindows { per_element: 10_000_001, .. }));
+        assert!(matches!(
+            err,
+            AssignerError::TooManyWindows {
+                per_element: 10_000_001,
+                ..
+            }
+        ));
         assert!(SlidingWindows::new(10_000_000, 1, 0, TimeDomain::EventTime).is_ok());
     }
 
@@ -278,7 +287,10 @@ mod tests {
         assert!(assign(&w, 7).is_empty());
         assert_eq!(assign(&w, 13), [TimeWindow::new(10, 15)]);
         let w = SlidingWindows::new(10, 5, 0, TimeDomain::EventTime).unwrap();
-        assert_eq!(assign(&w, -1), [TimeWindow::new(-5, 5), TimeWindow::new(-10, 0)]);
+        assert_eq!(
+            assign(&w, -1),
+            [TimeWindow::new(-5, 5), TimeWindow::new(-10, 0)]
+        );
         assert_eq!(assign(&w, i64::MAX).len(), 2);
         assert_eq!(assign(&w, i64::MIN + 1).len(), 2);
         let mut out = Vec::new();

@@ -11,6 +11,7 @@
 //! milliseconds as `i64` ([`Timestamp`]) unless a type says otherwise.
 //!
 //! **Invariant:** this crate depends on nothing but optional `serde`.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 pub mod aggregate;

@@ -200,7 +200,10 @@ mod tests {
         assert_eq!(TimeWindow::window_start_with_offset(-1, 0, 10), -10);
         assert_eq!(TimeWindow::window_start_with_offset(-10, 0, 10), -10);
         assert_eq!(TimeWindow::window_start_with_offset(-11, 2, 10), -18);
-        assert_eq!(TimeWindow::window_start_with_offset(i64::MIN, 0, 10), i64::MIN);
+        assert_eq!(
+            TimeWindow::window_start_with_offset(i64::MIN, 0, 10),
+            i64::MIN
+        );
         assert_eq!(
             TimeWindow::window_start_with_offset(i64::MAX, 0, 10),
             i64::MAX - 7
@@ -219,7 +222,10 @@ mod tests {
     #[test]
     fn max_timestamp_saturates() {
         assert_eq!(TimeWindow::new(0, 10).max_timestamp(), 9);
-        assert_eq!(TimeWindow::new(i64::MIN, i64::MIN).max_timestamp(), i64::MIN);
+        assert_eq!(
+            TimeWindow::new(i64::MIN, i64::MIN).max_timestamp(),
+            i64::MIN
+        );
         assert_eq!(GlobalWindow.max_timestamp(), i64::MAX);
         assert_eq!(GlobalWindow.bounds(), None);
     }
@@ -230,6 +236,9 @@ mod tests {
         assert!(TriggerResult::FireAndPurge.is_fire() && TriggerResult::FireAndPurge.is_purge());
         assert!(!TriggerResult::Purge.is_fire() && TriggerResult::Purge.is_purge());
         assert!(!TriggerResult::Continue.is_fire() && !TriggerResult::Continue.is_purge());
-        assert_eq!(TriggerResult::from_flags(true, true), TriggerResult::FireAndPurge);
+        assert_eq!(
+            TriggerResult::from_flags(true, true),
+            TriggerResult::FireAndPurge
+        );
     }
 }

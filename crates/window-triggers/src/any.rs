@@ -185,7 +185,9 @@ impl<T: Clone + std::fmt::Debug, W: Window> Trigger<T, W> for AnyTrigger<T> {
     }
 
     fn clear<C: TriggerContext>(&self, window: &W, state: &mut Self::State, ctx: &mut C) {
-        dispatch!(self, state, |t, s| Trigger::<T, W>::clear(t, window, s, ctx));
+        dispatch!(self, state, |t, s| Trigger::<T, W>::clear(
+            t, window, s, ctx
+        ));
     }
 
     fn describe(&self) -> String {
@@ -198,7 +200,10 @@ impl<T: Clone + std::fmt::Debug, W: Window> Trigger<T, W> for AnyTrigger<T> {
             AnyTrigger::ContinuousProcessingTime(t) => Trigger::<T, W>::describe(t),
             AnyTrigger::Delta(t) => Trigger::<T, W>::describe(t),
             AnyTrigger::Purging(inner) => {
-                format!("PurgingTrigger({})", Trigger::<T, W>::describe(inner.as_ref()))
+                format!(
+                    "PurgingTrigger({})",
+                    Trigger::<T, W>::describe(inner.as_ref())
+                )
             }
         }
     }

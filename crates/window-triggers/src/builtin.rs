@@ -291,7 +291,10 @@ impl<T, W: Window, Tr: Trigger<T, W>> Trigger<T, W> for PurgingTrigger<Tr> {
         state: &mut Self::State,
         ctx: &mut C,
     ) -> TriggerResult {
-        purging(self.inner.on_element(element, timestamp, window, state, ctx))
+        purging(
+            self.inner
+                .on_element(element, timestamp, window, state, ctx),
+        )
     }
 
     fn on_event_time<C: TriggerContext>(
@@ -462,6 +465,14 @@ impl<T, W: Window> Trigger<T, W> for ContinuousEventTimeTrigger {
             return TriggerResult::Fire;
         }
         if *next == Some(time) {
+            if window.max_timestamp() == Timestamp::MAX && ctx.current_watermark() == Timestamp::MAX
+            {
+                // The final watermark on a window that never ends (the global window): Flink
+                // would fire every interval up to i64::MAX and never finish. We leave the one
+                // end-of-window firing (its timer at i64::MAX is pending) and stop here.
+                *next = None;
+                return TriggerResult::Continue;
+            }
             self.register_next(time, window, next, ctx);
             return TriggerResult::Fire;
         }
@@ -495,12 +506,7 @@ impl<T, W: Window> Trigger<T, W> for ContinuousEventTimeTrigger {
         }
     }
 
-    fn clear<C: TriggerContext>(
-        &self,
-        _window: &W,
-        next: &mut Option<Timestamp>,
-        ctx: &mut C,
-    ) {
+    fn clear<C: TriggerContext>(&self, _window: &W, next: &mut Option<Timestamp>, ctx: &mut C) {
         if let Some(t) = next.take() {
             ctx.delete_event_time_timer(t);
         }
@@ -611,12 +617,7 @@ impl<T, W: Window> Trigger<T, W> for ContinuousProcessingTimeTrigger {
         }
     }
 
-    fn clear<C: TriggerContext>(
-        &self,
-        _window: &W,
-        next: &mut Option<Timestamp>,
-        ctx: &mut C,
-    ) {
+    fn clear<C: TriggerContext>(&self, _window: &W, next: &mut Option<Timestamp>, ctx: &mut C) {
         if let Some(t) = next.take() {
             ctx.delete_processing_time_timer(t);
         }

@@ -23,6 +23,7 @@
 //!
 //! [`AnyTrigger`] is a closed enum over all of them, for configurations chosen at run time (the
 //! command line, the conformance harness). A user-written trigger implements [`Trigger`] directly.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 mod any;

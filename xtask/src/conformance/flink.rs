@@ -13,8 +13,10 @@
 //! choice of state window follows Java hash-set order). Errors compare by meaning: the job must
 //! be rejected when it is built, as Flink rejects it.
 
-use engine::job::{JobAggregate, JobOperator, JobResult, JobSink, JobSpec, TriggerSpec, WindowSpec};
 use engine::assigners::TimeDomain;
+use engine::job::{
+    JobAggregate, JobOperator, JobResult, JobSink, JobSpec, TriggerSpec, WindowSpec,
+};
 use engine::operator::LateDataPolicy;
 use serde_json::{json, Value};
 
@@ -63,7 +65,9 @@ fn result_json(r: &JobResult) -> Value {
         JobResult::Number(None) => Value::Null,
         JobResult::Number(Some(v)) => number(*v),
         JobResult::List(vs) => Value::Array(vs.iter().map(|v| number(*v)).collect()),
-        JobResult::Elements(es) => Value::Array(es.iter().map(|(t, v)| json!([t, number(*v)])).collect()),
+        JobResult::Elements(es) => {
+            Value::Array(es.iter().map(|(t, v)| json!([t, number(*v)])).collect())
+        }
     }
 }
 
@@ -98,10 +102,14 @@ fn trigger_spec(t: &Value) -> Result<TriggerSpec, String> {
         Some("event_time") | Some("end_of_stream") => TriggerSpec::EventTime,
         Some("processing_time") => TriggerSpec::ProcessingTime,
         Some("never") => TriggerSpec::Never,
-        Some("count") => TriggerSpec::Count(int(t, "count")?.try_into().map_err(|_| "negative count")?),
+        Some("count") => {
+            TriggerSpec::Count(int(t, "count")?.try_into().map_err(|_| "negative count")?)
+        }
         Some("purging") => TriggerSpec::Purging(Box::new(trigger_spec(&t["inner"])?)),
         Some("continuous_event_time") => TriggerSpec::ContinuousEventTime(int(t, "interval")?),
-        Some("continuous_processing_time") => TriggerSpec::ContinuousProcessingTime(int(t, "interval")?),
+        Some("continuous_processing_time") => {
+            TriggerSpec::ContinuousProcessingTime(int(t, "interval")?)
+        }
         Some("delta") => TriggerSpec::Delta {
             threshold: float(t, "threshold")?,
             function: delta_fn(t)?,
@@ -130,13 +138,17 @@ fn setup(input: &Value) -> Result<Setup, String> {
             slide: int(a, "slide")?,
             offset,
         },
-        Some("session") => WindowSpec::Session { gap: int(a, "gap")? },
+        Some("session") => WindowSpec::Session {
+            gap: int(a, "gap")?,
+        },
         Some("dynamic_session") => WindowSpec::DynamicSession,
         Some("global") => WindowSpec::Global,
         Some("global_end_of_stream") => WindowSpec::GlobalEndOfStream,
         Some("count") => {
             if a.get("slide").is_some() {
-                return Ok(Setup::Skip("sliding count windows need the count evictor (issue 3)".into()));
+                return Ok(Setup::Skip(
+                    "sliding count windows need the count evictor (issue 3)".into(),
+                ));
             }
             // Flink's countWindow(N): GlobalWindows + PurgingTrigger.of(CountTrigger.of(N)).
             let n = int(a, "size")?;
@@ -161,7 +173,10 @@ fn setup(input: &Value) -> Result<Setup, String> {
         window,
         trigger,
         time: TimeDomain::EventTime,
-        allowed_lateness: input.get("allowed_lateness").and_then(Value::as_i64).unwrap_or(0),
+        allowed_lateness: input
+            .get("allowed_lateness")
+            .and_then(Value::as_i64)
+            .unwrap_or(0),
         late_data,
         aggregate,
     }))
@@ -177,7 +192,9 @@ pub(super) fn run(case: &Value) -> Outcome {
 
 fn run_inner(case: &Value) -> Result<Outcome, String> {
     let input = &case["input"];
-    let expected = case["expected"].as_array().ok_or("expected is not an array")?;
+    let expected = case["expected"]
+        .as_array()
+        .ok_or("expected is not an array")?;
     let spec = match setup(input)? {
         Setup::Skip(why) => return Ok(Outcome::Skip(why)),
         Setup::Run(spec) => spec,
@@ -215,7 +232,9 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
         let value = float(e, "value")?;
         if let Err(err) = op.process_element(key, value, ts, &mut rec) {
             if expects_error {
-                return Ok(Outcome::Fail(format!("rejected while running, Flink rejects when building: {err}")));
+                return Ok(Outcome::Fail(format!(
+                    "rejected while running, Flink rejects when building: {err}"
+                )));
             }
             rec.records.push(json!({"error": err.to_string()}));
             break;
@@ -235,7 +254,10 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
             expected[0]["error"]
         )));
     }
-    let merging = matches!(spec.window, WindowSpec::Session { .. } | WindowSpec::DynamicSession);
+    let merging = matches!(
+        spec.window,
+        WindowSpec::Session { .. } | WindowSpec::DynamicSession
+    );
     Ok(match compare(expected, &rec.records, merging) {
         None => Outcome::Pass,
         Some(diff) => Outcome::Fail(diff),
@@ -253,7 +275,10 @@ fn key_of(r: &Value) -> &str {
 fn same(a: &Value, b: &Value, multiset_lists: bool) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
             x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs())
         }
         (Value::Array(x), Value::Array(y)) => {
@@ -263,7 +288,10 @@ fn same(a: &Value, b: &Value, multiset_lists: bool) -> bool {
             if multiset_lists {
                 let mut used = vec![false; y.len()];
                 x.iter().all(|xe| {
-                    let found = y.iter().enumerate().find(|(i, ye)| !used[*i] && same(xe, ye, false));
+                    let found = y
+                        .iter()
+                        .enumerate()
+                        .find(|(i, ye)| !used[*i] && same(xe, ye, false));
                     found.map(|(i, _)| used[i] = true).is_some()
                 })
             } else {
@@ -271,7 +299,9 @@ fn same(a: &Value, b: &Value, multiset_lists: bool) -> bool {
             }
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w, multiset_lists)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same(v, w, multiset_lists)))
         }
         _ => a == b,
     }
@@ -281,7 +311,10 @@ fn same(a: &Value, b: &Value, multiset_lists: bool) -> bool {
 /// same timestamp across keys does not matter.
 fn canonical(records: &[Value]) -> Vec<Value> {
     let group = |r: &Value| {
-        let ts = r.get("ts").or_else(|| r.get("late").and_then(|l| l.get("ts"))).cloned();
+        let ts = r
+            .get("ts")
+            .or_else(|| r.get("late").and_then(|l| l.get("ts")))
+            .cloned();
         (r.get("wm").cloned(), ts)
     };
     let mut out: Vec<Value> = Vec::with_capacity(records.len());
@@ -308,8 +341,12 @@ fn compare(expected: &[Value], actual: &[Value], merging: bool) -> Option<String
         for i in 0..e.len().max(a.len()) {
             match (e.get(i), a.get(i)) {
                 (Some(x), Some(y)) if same(x, y, merging) => {}
-                (Some(x), Some(y)) => return Some(format!("key {k} record {i}: expected {x}, got {y}")),
-                (Some(x), None) => return Some(format!("key {k} record {i}: expected {x}, got nothing")),
+                (Some(x), Some(y)) => {
+                    return Some(format!("key {k} record {i}: expected {x}, got {y}"))
+                }
+                (Some(x), None) => {
+                    return Some(format!("key {k} record {i}: expected {x}, got nothing"))
+                }
                 (None, Some(y)) => return Some(format!("key {k} record {i}: unexpected {y}")),
                 (None, None) => {}
             }
@@ -318,7 +355,9 @@ fn compare(expected: &[Value], actual: &[Value], merging: bool) -> Option<String
     let (e, a) = (canonical(expected), canonical(actual));
     for (i, (x, y)) in e.iter().zip(&a).enumerate() {
         if !same(x, y, merging) {
-            return Some(format!("order across keys at record {i}: expected {x}, got {y}"));
+            return Some(format!(
+                "order across keys at record {i}: expected {x}, got {y}"
+            ));
         }
     }
     None

@@ -55,7 +55,10 @@ pub fn workspace_root() -> PathBuf {
 /// A path that does not exist or cannot be read.
 pub fn collect_cases(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let roots: Vec<PathBuf> = if paths.is_empty() {
-        DEFAULT_DIRS.iter().map(|d| workspace_root().join(d)).collect()
+        DEFAULT_DIRS
+            .iter()
+            .map(|d| workspace_root().join(d))
+            .collect()
     } else {
         paths.to_vec()
     };
@@ -87,9 +90,10 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// Runs one case file.
 #[must_use]
 pub fn run_case(path: &Path) -> CaseReport {
-    let name = path
-        .file_stem()
-        .map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned());
+    let name = path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
     let outcome = match std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
         .and_then(|text| serde_json::from_str::<Value>(&text).map_err(|e| e.to_string()))
@@ -109,7 +113,9 @@ pub fn run_value(case: &Value) -> Outcome {
     } else if input.get("batchDurationMs").is_some() {
         Outcome::Skip("Spark DStream windows (dstream-compat) are not built yet (issue 5)".into())
     } else {
-        Outcome::Fail("not a Flink case (input.assigner) nor a Spark case (input.batchDurationMs)".into())
+        Outcome::Fail(
+            "not a Flink case (input.assigner) nor a Spark case (input.batchDurationMs)".into(),
+        )
     }
 }
 

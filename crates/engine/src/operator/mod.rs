@@ -256,6 +256,9 @@ impl<K: Hash + Eq + Clone, W> KeyTable<K, W> {
     }
 }
 
+/// Per-(key, window) map of window states.
+type WindowMap<W, S, A> = HashMap<(KeyId, W), WindowState<S, A>, RandomState>;
+
 #[derive(Clone, Debug)]
 struct WindowState<S, A> {
     contents: Option<A>,
@@ -280,19 +283,23 @@ impl<W: Window> TriggerContext for Ctx<'_, W> {
     }
 
     fn register_event_time_timer(&mut self, t: Timestamp) {
-        self.timers.register_event_time_timer(t, self.key, self.window);
+        self.timers
+            .register_event_time_timer(t, self.key, self.window);
     }
 
     fn delete_event_time_timer(&mut self, t: Timestamp) {
-        self.timers.delete_event_time_timer(t, self.key, self.window);
+        self.timers
+            .delete_event_time_timer(t, self.key, self.window);
     }
 
     fn register_processing_time_timer(&mut self, t: Timestamp) {
-        self.timers.register_processing_time_timer(t, self.key, self.window);
+        self.timers
+            .register_processing_time_timer(t, self.key, self.window);
     }
 
     fn delete_processing_time_timer(&mut self, t: Timestamp) {
-        self.timers.delete_processing_time_timer(t, self.key, self.window);
+        self.timers
+            .delete_processing_time_timer(t, self.key, self.window);
     }
 }
 
@@ -331,7 +338,7 @@ where
     config: OperatorConfig,
     event_time: bool,
     keys: KeyTable<K, A::Window>,
-    windows: HashMap<(KeyId, A::Window), WindowState<Tr::State, F::Acc>, RandomState>,
+    windows: WindowMap<A::Window, Tr::State, F::Acc>,
     timers: TimerService<KeyId, A::Window>,
     processing_time: Timestamp,
     assigned: Vec<A::Window>,
@@ -433,13 +440,21 @@ where
     /// [`OperatorError::Assigner`] when the assigner rejects the element (then nothing changed);
     /// [`OperatorError::MergeBehindTime`] when a merge would produce a window that is already
     /// behind the watermark.
-    pub fn process_element<O>(&mut self, key: K, value: T, timestamp: Timestamp, out: &mut O) -> Result<()>
+    pub fn process_element<O>(
+        &mut self,
+        key: K,
+        value: T,
+        timestamp: Timestamp,
+        out: &mut O,
+    ) -> Result<()>
     where
         O: WindowOutput<K, A::Window, T, F::Out>,
     {
         let mut assigned = std::mem::take(&mut self.assigned);
         assigned.clear();
-        let r = self.assigner.assign_windows(&value, timestamp, self.processing_time, &mut assigned);
+        let r =
+            self.assigner
+                .assign_windows(&value, timestamp, self.processing_time, &mut assigned);
         if let Err(e) = r {
             self.assigned = assigned;
             return Err(e.into());
@@ -492,8 +507,15 @@ where
         Ok(())
     }
 
-    fn add_to_window<O>(&mut self, id: KeyId, key: &K, window: A::Window, value: &T, timestamp: Timestamp, out: &mut O)
-    where
+    fn add_to_window<O>(
+        &mut self,
+        id: KeyId,
+        key: &K,
+        window: A::Window,
+        value: &T,
+        timestamp: Timestamp,
+        out: &mut O,
+    ) where
         O: WindowOutput<K, A::Window, T, F::Out>,
     {
         let state = match self.windows.entry((id, window)) {
@@ -515,9 +537,20 @@ where
             window,
             processing_time: self.processing_time,
         };
-        let r = self.trigger.on_element(value, timestamp, &window, &mut state.trigger, &mut ctx);
+        let r = self
+            .trigger
+            .on_element(value, timestamp, &window, &mut state.trigger, &mut ctx);
         let wm = self.timers.current_watermark();
-        Self::apply(&self.function, &mut self.metrics, state, r, key, &window, wm, out);
+        Self::apply(
+            &self.function,
+            &mut self.metrics,
+            state,
+            r,
+            key,
+            &window,
+            wm,
+            out,
+        );
         self.register_cleanup_timer(id, window);
     }
 
@@ -594,7 +627,7 @@ where
             sessions.retain(|w| !members.contains(w));
             sessions.push(merge_result);
             // A new window inside one existing window, without extending it: nothing to merge.
-            if !(members.len() == 1 && members[0] == merge_result) && !members.is_empty() {
+            if !(members.is_empty() || members.len() == 1 && members[0] == merge_result) {
                 self.merge_window_states(id, merge_result, &members)?;
             }
         }
@@ -610,7 +643,12 @@ where
     /// Flink's merge function: check the merged window is not behind time, merge trigger
     /// state (`on_merge`), clear the merged-away windows' triggers and cleanup timers, and merge
     /// their contents into the result.
-    fn merge_window_states(&mut self, id: KeyId, result: A::Window, merged: &[A::Window]) -> Result<()> {
+    fn merge_window_states(
+        &mut self,
+        id: KeyId,
+        result: A::Window,
+        merged: &[A::Window],
+    ) -> Result<()> {
         let (domain, current, behind) = if self.event_time {
             let wm = self.timers.current_watermark();
             ("event-time", wm, self.cleanup_time(&result) <= wm)
@@ -627,7 +665,7 @@ where
                 end,
             });
         }
-        let mut taken: Vec<(A::Window, WindowState<Tr::State, F::Acc>)> = Vec::with_capacity(merged.len());
+        let mut taken = Vec::with_capacity(merged.len());
         for m in merged {
             if let Some(s) = self.windows.remove(&(id, *m)) {
                 self.keys.slot_mut(id).windows -= 1;
@@ -646,7 +684,8 @@ where
             window: result,
             processing_time,
         };
-        self.trigger.on_merge(&result, &states, &mut merged_state.trigger, &mut ctx);
+        self.trigger
+            .on_merge(&result, &states, &mut merged_state.trigger, &mut ctx);
         taken.sort_by_key(|(w, _)| *w);
         for (m, mut s) in taken {
             let mut ctx = Ctx {
@@ -720,8 +759,14 @@ where
         }
     }
 
-    fn on_timer<O>(&mut self, id: KeyId, window: A::Window, time: Timestamp, event_time: bool, out: &mut O)
-    where
+    fn on_timer<O>(
+        &mut self,
+        id: KeyId,
+        window: A::Window,
+        time: Timestamp,
+        event_time: bool,
+        out: &mut O,
+    ) where
         O: WindowOutput<K, A::Window, T, F::Out>,
     {
         let Some(slot) = self.keys.slot(id) else {
@@ -748,11 +793,22 @@ where
             processing_time,
         };
         let r = if event_time {
-            self.trigger.on_event_time(time, &window, &mut state.trigger, &mut ctx)
+            self.trigger
+                .on_event_time(time, &window, &mut state.trigger, &mut ctx)
         } else {
-            self.trigger.on_processing_time(time, &window, &mut state.trigger, &mut ctx)
+            self.trigger
+                .on_processing_time(time, &window, &mut state.trigger, &mut ctx)
         };
-        Self::apply(&self.function, &mut self.metrics, state, r, &key, &window, wm, out);
+        Self::apply(
+            &self.function,
+            &mut self.metrics,
+            state,
+            r,
+            &key,
+            &window,
+            wm,
+            out,
+        );
         if event_time == self.event_time && time == self.cleanup_time(&window) {
             self.clear_all_state(id, window);
             self.keys.release_if_empty(id);
