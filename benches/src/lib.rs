@@ -1,1 +1,54 @@
-//! Benchmarks of the windowing engine (criterion); run through `cargo xtask bench`.
+//! Benchmarks of the windowing engine (criterion), run through `cargo xtask bench`.
+//!
+//! This library holds the deterministic workload generators the benchmarks share, so that every
+//! benchmark of one workload sees the same events.
+
+/// One generated event: `(timestamp ms, key index, value)`.
+pub type GeneratedEvent = (i64, u32, f64);
+
+/// `n` events over `keys` keys, uniformly chosen with a seeded xorshift generator, timestamps
+/// advancing by `step_ms` per event with up to `disorder_ms` of out-of-orderness.
+#[must_use]
+pub fn uniform_events(
+    n: usize,
+    keys: u32,
+    step_ms: i64,
+    disorder_ms: i64,
+    seed: u64,
+) -> Vec<GeneratedEvent> {
+    let mut state = seed.max(1);
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..n)
+        .map(|i| {
+            let r = next();
+            let jitter = if disorder_ms > 0 {
+                (r >> 32) as i64 % disorder_ms
+            } else {
+                0
+            };
+            let ts = i as i64 * step_ms - jitter;
+            (ts, (r % u64::from(keys)) as u32, (r >> 40) as f64 / 1024.0)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generator_is_deterministic_and_in_range() {
+        let a = uniform_events(1000, 10, 5, 3, 42);
+        assert_eq!(a, uniform_events(1000, 10, 5, 3, 42));
+        assert!(a.iter().all(|e| e.1 < 10));
+        assert!(a
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.0 <= i as i64 * 5 && e.0 > i as i64 * 5 - 3));
+    }
+}

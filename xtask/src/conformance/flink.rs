@@ -147,7 +147,7 @@ fn setup(input: &Value) -> Result<Setup, String> {
         Some("count") => {
             if a.get("slide").is_some() {
                 return Ok(Setup::Skip(
-                    "sliding count windows need the count evictor (issue 3)".into(),
+                    "sliding count windows need the count evictor, not built yet (issue 3)".into(),
                 ));
             }
             // Flink's countWindow(N): GlobalWindows + PurgingTrigger.of(CountTrigger.of(N)).

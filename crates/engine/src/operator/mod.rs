@@ -459,7 +459,6 @@ where
             self.assigned = assigned;
             return Err(e.into());
         }
-        self.metrics.elements += 1;
         let mut skipped = true;
         let mut result = Ok(());
         let mut key_id = None;
@@ -492,6 +491,7 @@ where
             self.keys.release_if_empty(id);
         }
         result?;
+        self.metrics.elements += 1;
         if skipped {
             let wm = self.timers.current_watermark();
             if self.event_time && time::add(timestamp, self.config.allowed_lateness) <= wm {
@@ -615,6 +615,15 @@ where
         all.push(new);
         let mut merges = Vec::new();
         self.assigner.merge_windows(&all, &mut merges);
+        // Check every merge before changing anything, so that an error leaves the state as it
+        // was (Flink fails the job here; a caller of ours may go on).
+        for (merge_result, members) in &merges {
+            let existing = members.iter().filter(|w| **w != new);
+            let only_itself = existing.clone().all(|w| w == merge_result);
+            if existing.count() > 0 && !only_itself {
+                self.check_merge_not_behind_time(merge_result)?;
+            }
+        }
         let mut result_window = new;
         let mut merged_new = false;
         for (merge_result, mut members) in merges {
@@ -628,7 +637,7 @@ where
             sessions.push(merge_result);
             // A new window inside one existing window, without extending it: nothing to merge.
             if !(members.is_empty() || members.len() == 1 && members[0] == merge_result) {
-                self.merge_window_states(id, merge_result, &members)?;
+                self.merge_window_states(id, merge_result, &members);
             }
         }
         if result_window == new && !merged_new {
@@ -640,18 +649,12 @@ where
         Ok(result_window)
     }
 
-    /// Flink's merge function: check the merged window is not behind time, merge trigger
-    /// state (`on_merge`), clear the merged-away windows' triggers and cleanup timers, and merge
-    /// their contents into the result.
-    fn merge_window_states(
-        &mut self,
-        id: KeyId,
-        result: A::Window,
-        merged: &[A::Window],
-    ) -> Result<()> {
+    /// Flink's check in its merge function: a merge must not produce a window that is already
+    /// behind the watermark (event time) or the clock (processing time).
+    fn check_merge_not_behind_time(&self, result: &A::Window) -> Result<()> {
         let (domain, current, behind) = if self.event_time {
             let wm = self.timers.current_watermark();
-            ("event-time", wm, self.cleanup_time(&result) <= wm)
+            ("event-time", wm, self.cleanup_time(result) <= wm)
         } else {
             let now = self.processing_time;
             ("processing-time", now, result.max_timestamp() <= now)
@@ -665,6 +668,13 @@ where
                 end,
             });
         }
+        Ok(())
+    }
+
+    /// Flink's merge function after the check: merge trigger state (`on_merge`), clear the
+    /// merged-away windows' triggers and cleanup timers, and merge their contents into the
+    /// result.
+    fn merge_window_states(&mut self, id: KeyId, result: A::Window, merged: &[A::Window]) {
         let mut taken = Vec::with_capacity(merged.len());
         for m in merged {
             if let Some(s) = self.windows.remove(&(id, *m)) {
@@ -710,7 +720,6 @@ where
         if self.windows.insert((id, result), merged_state).is_none() {
             self.keys.slot_mut(id).windows += 1;
         }
-        Ok(())
     }
 
     /// Removes the window's contents, trigger state, timers and merge-set entry.
