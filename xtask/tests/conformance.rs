@@ -1,22 +1,19 @@
 //! The conformance harness as a test: every case in `tests/conformance/flink` (outputs recorded
-//! from real Flink 2.3, see that folder's README) must pass or be skipped for a feature that is
-//! not built yet; the Spark cases must at least be recognised; and the harness must notice a
-//! wrong expected value.
+//! from real Flink 2.3, see that folder's README) must pass; the Spark cases must at least be
+//! recognised; and the harness must notice a wrong expected value.
 
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
 use xtask::conformance::{collect_cases, run_case, run_value, workspace_root, Outcome};
 
-/// Fewest Flink cases that must pass (all 38 that pass today; more once evictors exist).
-const MIN_FLINK_PASSES: usize = 38;
 
 fn folder(name: &str) -> PathBuf {
     workspace_root().join("tests/conformance").join(name)
 }
 
 #[test]
-fn flink_cases_pass_or_skip_for_unbuilt_features() {
+fn every_flink_case_passes() {
     let cases = collect_cases(&[folder("flink")]).expect("the Flink case folder is readable");
     assert!(
         !cases.is_empty(),
@@ -34,9 +31,7 @@ fn flink_cases_pass_or_skip_for_unbuilt_features() {
             }
             Outcome::Skip(why) => {
                 println!("SKIP {}: {why}", report.name);
-                if !why.contains("not built yet") {
-                    bad_skips.push(format!("{}: {why}", report.name));
-                }
+                bad_skips.push(format!("{}: {why}", report.name));
             }
         }
     }
@@ -48,13 +43,10 @@ fn flink_cases_pass_or_skip_for_unbuilt_features() {
     );
     assert!(
         bad_skips.is_empty(),
-        "skips that do not name a not-yet-built feature:\n{}",
+        "skipped Flink cases (every Flink feature is built):\n{}",
         bad_skips.join("\n")
     );
-    assert!(
-        passed >= MIN_FLINK_PASSES,
-        "only {passed} Flink cases passed, expected at least {MIN_FLINK_PASSES}"
-    );
+    assert_eq!(passed, cases.len());
 }
 
 #[test]

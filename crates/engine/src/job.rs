@@ -28,7 +28,8 @@ use window_triggers::{
 
 use crate::io::duration::{parse_duration, parse_signed_duration};
 use crate::operator::{
-    LateDataPolicy, OperatorConfig, OperatorError, OperatorMetrics, WindowFunction, WindowOperator,
+    AnyEvictor, CountEvictor, DeltaEvictor, EvictMoment, Evictor, FireContext, LateDataPolicy,
+    OperatorConfig, OperatorError, OperatorMetrics, TimeEvictor, WindowFunction, WindowOperator,
     WindowOutput,
 };
 
@@ -92,15 +93,33 @@ pub enum WindowSpec {
     Global,
     /// `global:end-of-stream`: one window per key, fired once at the end of a bounded input.
     GlobalEndOfStream,
+    /// `count:SIZE[:SLIDE]`: Flink's `countWindow(size)` (global windows + purging count
+    /// trigger) or `countWindow(size, slide)` (global windows + count evictor of `size` + count
+    /// trigger of `slide`).
+    Count {
+        /// Elements per window.
+        size: u64,
+        /// Elements between firings of a sliding count window.
+        slide: Option<u64>,
+    },
 }
 
 impl FromStr for WindowSpec {
     type Err = SpecError;
 
     /// Parses `tumbling:SIZE[:OFFSET]`, `sliding:SIZE:SLIDE[:OFFSET]`, `session:GAP`,
-    /// `session:value`, `global`, `global:end-of-stream`; durations take units (`5min`).
+    /// `session:value`, `global`, `global:end-of-stream`, `count:SIZE[:SLIDE]`; durations take
+    /// units (`5min`).
     fn from_str(s: &str) -> Result<Self, SpecError> {
-        const FORMS: &str = "expected tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE[:OFFSET], session:GAP, session:value, global or global:end-of-stream";
+        const FORMS: &str = "expected tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE[:OFFSET], session:GAP, session:value, global, global:end-of-stream or count:SIZE[:SLIDE]";
+        let count = |p: &str| match p.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(syntax(
+                "window",
+                s,
+                format!("count '{p}' must be a whole number >= 1"),
+            )),
+        };
         let parts: Vec<&str> = s.split(':').collect();
         let dur = |p: &str| parse_duration(p).map_err(|e| syntax("window", s, e.to_string()));
         let signed =
@@ -127,6 +146,14 @@ impl FromStr for WindowSpec {
             ["session", "value"] => Ok(WindowSpec::DynamicSession),
             ["session", gap] => Ok(WindowSpec::Session { gap: dur(gap)? }),
             ["global"] => Ok(WindowSpec::Global),
+            ["count", size] => Ok(WindowSpec::Count {
+                size: count(size)?,
+                slide: None,
+            }),
+            ["count", size, slide] => Ok(WindowSpec::Count {
+                size: count(size)?,
+                slide: Some(count(slide)?),
+            }),
             ["global", "end-of-stream"] => Ok(WindowSpec::GlobalEndOfStream),
             _ => Err(syntax("window", s, FORMS)),
         }
@@ -149,6 +176,103 @@ impl DeltaSpec {
         match self {
             DeltaSpec::AbsDiff => Arc::new(|old: &f64, new: &f64| (new - old).abs()),
             DeltaSpec::Diff => Arc::new(|old: &f64, new: &f64| new - old),
+        }
+    }
+}
+
+/// Which evictor: `count:N[:after]`, `time:D[:after]`, `delta:X[:abs|diff][:after]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EvictorSpec {
+    /// Keep the last `N` elements (Flink's `CountEvictor`).
+    Count {
+        /// Elements kept.
+        max_count: usize,
+        /// Before or after the window function.
+        moment: EvictMoment,
+    },
+    /// Keep elements within `size` ms of the newest (Flink's `TimeEvictor`).
+    Time {
+        /// Window of time kept, in ms.
+        size: i64,
+        /// Before or after the window function.
+        moment: EvictMoment,
+    },
+    /// Evict elements whose delta to the last element is `>= threshold` (Flink's
+    /// `DeltaEvictor`).
+    Delta {
+        /// The threshold.
+        threshold: f64,
+        /// The distance function.
+        function: DeltaSpec,
+        /// Before or after the window function.
+        moment: EvictMoment,
+    },
+}
+
+impl FromStr for EvictorSpec {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        const FORMS: &str =
+            "expected count:N[:after], time:DURATION[:after] or delta:THRESHOLD[:abs|diff][:after]";
+        let mut parts: Vec<&str> = s.split(':').collect();
+        let moment = if parts.len() > 2 && parts.last() == Some(&"after") {
+            parts.pop();
+            EvictMoment::After
+        } else {
+            EvictMoment::Before
+        };
+        match parts.as_slice() {
+            ["count", n] => match n.parse::<usize>() {
+                Ok(max_count) => Ok(EvictorSpec::Count { max_count, moment }),
+                Err(_) => Err(syntax(
+                    "evictor",
+                    s,
+                    "count needs a whole number of elements",
+                )),
+            },
+            ["time", d] => Ok(EvictorSpec::Time {
+                size: parse_duration(d).map_err(|e| syntax("evictor", s, e.to_string()))?,
+                moment,
+            }),
+            ["delta", x, rest @ ..] => {
+                let function = match rest {
+                    [] | ["abs"] => DeltaSpec::AbsDiff,
+                    ["diff"] => DeltaSpec::Diff,
+                    _ => return Err(syntax("evictor", s, FORMS)),
+                };
+                match x.parse::<f64>() {
+                    Ok(threshold) if threshold.is_finite() => Ok(EvictorSpec::Delta {
+                        threshold,
+                        function,
+                        moment,
+                    }),
+                    _ => Err(syntax(
+                        "evictor",
+                        s,
+                        "delta threshold must be a finite number",
+                    )),
+                }
+            }
+            _ => Err(syntax("evictor", s, FORMS)),
+        }
+    }
+}
+
+impl EvictorSpec {
+    /// The evictor.
+    #[must_use]
+    pub fn build(&self) -> AnyEvictor<f64> {
+        match *self {
+            EvictorSpec::Count { max_count, moment } => {
+                AnyEvictor::Count(CountEvictor::of(max_count, moment))
+            }
+            EvictorSpec::Time { size, moment } => AnyEvictor::Time(TimeEvictor::of(size, moment)),
+            EvictorSpec::Delta {
+                threshold,
+                function,
+                moment,
+            } => AnyEvictor::Delta(DeltaEvictor::of(threshold, function.function(), moment)),
         }
     }
 }
@@ -356,17 +480,19 @@ pub enum JobAcc {
 }
 
 /// The [`WindowFunction`] of a job: incremental for numeric aggregates, full contents for
-/// `list` and `elements`.
-#[derive(Clone, Copy, Debug)]
+/// `list` and `elements` or when an evictor is set (as Flink, which buffers the elements of an
+/// evicting window and aggregates them when it fires).
+#[derive(Clone, Debug)]
 pub struct JobFunction {
     aggregate: JobAggregate,
+    evictor: Option<AnyEvictor<f64>>,
 }
 
 impl JobFunction {
-    /// The function computing `aggregate`.
+    /// The function computing `aggregate`, with an optional evictor.
     #[must_use]
-    pub fn new(aggregate: JobAggregate) -> Self {
-        Self { aggregate }
+    pub fn new(aggregate: JobAggregate, evictor: Option<AnyEvictor<f64>>) -> Self {
+        Self { aggregate, evictor }
     }
 }
 
@@ -376,8 +502,10 @@ impl WindowFunction<f64> for JobFunction {
 
     fn create(&self) -> JobAcc {
         match self.aggregate {
-            JobAggregate::Numeric(_) => JobAcc::Stats(NumericStats::default()),
-            JobAggregate::List | JobAggregate::Elements => JobAcc::Elements(Vec::new()),
+            JobAggregate::Numeric(_) if self.evictor.is_none() => {
+                JobAcc::Stats(NumericStats::default())
+            }
+            _ => JobAcc::Elements(Vec::new()),
         }
     }
 
@@ -399,7 +527,25 @@ impl WindowFunction<f64> for JobFunction {
         }
     }
 
-    fn fire(&self, acc: &mut JobAcc) -> JobResult {
+    fn fire(&self, acc: &mut JobAcc, ctx: &FireContext) -> JobResult {
+        if let (Some(evictor), JobAcc::Elements(elements)) = (&self.evictor, &mut *acc) {
+            evictor.evict(elements, EvictMoment::Before, ctx);
+            let result = self.result(acc);
+            if let JobAcc::Elements(elements) = acc {
+                evictor.evict(elements, EvictMoment::After, ctx);
+            }
+            return result;
+        }
+        self.result(acc)
+    }
+
+    fn is_empty(&self, acc: &JobAcc) -> bool {
+        matches!(acc, JobAcc::Elements(v) if v.is_empty())
+    }
+}
+
+impl JobFunction {
+    fn result(&self, acc: &JobAcc) -> JobResult {
         match (self.aggregate, acc) {
             (JobAggregate::Numeric(a), JobAcc::Stats(s)) => JobResult::Number(a.of(s)),
             (JobAggregate::Numeric(a), JobAcc::Elements(v)) => {
@@ -495,6 +641,8 @@ pub struct JobSpec {
     pub late_data: LateDataPolicy,
     /// What each window computes.
     pub aggregate: JobAggregate,
+    /// An evictor; with one, windows keep their elements (no pre-aggregation).
+    pub evictor: Option<EvictorSpec>,
 }
 
 /// Receives a job's output with window bounds unpacked.
@@ -558,7 +706,7 @@ impl JobOperator {
             allowed_lateness: spec.allowed_lateness,
             late_data: spec.late_data,
         };
-        let function = JobFunction::new(spec.aggregate);
+        let evictor = spec.evictor.map(|e| e.build());
         let domain = spec.time;
         let time_assigner = match spec.window {
             WindowSpec::Tumbling { size, offset } => {
@@ -575,19 +723,46 @@ impl JobOperator {
             WindowSpec::DynamicSession => TimeWindowAssigner::Session(
                 SessionWindows::with_dynamic_gap(Arc::new(|v: &f64| *v as i64), domain),
             ),
-            WindowSpec::Global | WindowSpec::GlobalEndOfStream => {
-                let assigner = if spec.window == WindowSpec::Global {
-                    GlobalWindows::create()
-                } else {
+            WindowSpec::Global | WindowSpec::GlobalEndOfStream | WindowSpec::Count { .. } => {
+                let assigner = if spec.window == WindowSpec::GlobalEndOfStream {
                     GlobalWindows::with_end_of_stream_trigger()
+                } else {
+                    GlobalWindows::create()
                 };
-                let default = WindowAssigner::<f64>::default_trigger(&assigner);
+                let (default, evictor) =
+                    match spec.window {
+                        // Flink's KeyedStream.countWindow(size): a purging count trigger.
+                        WindowSpec::Count { size, slide: None } => (
+                            AnyTrigger::Count(
+                                CountTrigger::of(size)
+                                    .map_err(|e| syntax("window", &format!("count:{size}"), e))?,
+                            )
+                            .purging(),
+                            evictor,
+                        ),
+                        // countWindow(size, slide): count evictor of size, count trigger of slide.
+                        WindowSpec::Count {
+                            size,
+                            slide: Some(slide),
+                        } => (
+                            AnyTrigger::Count(CountTrigger::of(slide).map_err(|e| {
+                                syntax("window", &format!("count:{size}:{slide}"), e)
+                            })?),
+                            evictor.or(Some(AnyEvictor::Count(CountEvictor::of(
+                                usize::try_from(size).unwrap_or(usize::MAX),
+                                EvictMoment::Before,
+                            )))),
+                        ),
+                        _ => (WindowAssigner::<f64>::default_trigger(&assigner), evictor),
+                    };
                 let trigger = spec.trigger.build(default, domain)?;
+                let function = JobFunction::new(spec.aggregate, evictor);
                 return Ok(JobOperator::Global(Box::new(WindowOperator::new(
                     assigner, trigger, function, config,
                 )?)));
             }
         };
+        let function = JobFunction::new(spec.aggregate, evictor);
         let trigger = spec
             .trigger
             .build(time_assigner.default_trigger(), domain)?;
@@ -729,6 +904,7 @@ mod tests {
             allowed_lateness: 0,
             late_data: LateDataPolicy::Drop,
             aggregate: "sum".parse().unwrap(),
+            evictor: None,
         };
         let err = JobOperator::new(&spec).unwrap_err().to_string();
         assert!(

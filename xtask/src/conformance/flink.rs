@@ -15,9 +15,9 @@
 
 use engine::assigners::TimeDomain;
 use engine::job::{
-    JobAggregate, JobOperator, JobResult, JobSink, JobSpec, TriggerSpec, WindowSpec,
+    EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, TriggerSpec, WindowSpec,
 };
-use engine::operator::LateDataPolicy;
+use engine::operator::{EvictMoment, LateDataPolicy};
 use serde_json::{json, Value};
 
 use super::Outcome;
@@ -91,12 +91,6 @@ fn delta_fn(v: &Value) -> Result<engine::job::DeltaSpec, String> {
     }
 }
 
-/// What the case needs that is not built yet, if anything.
-enum Setup {
-    Run(JobSpec),
-    Skip(String),
-}
-
 fn trigger_spec(t: &Value) -> Result<TriggerSpec, String> {
     Ok(match t["type"].as_str() {
         Some("event_time") | Some("end_of_stream") => TriggerSpec::EventTime,
@@ -118,13 +112,15 @@ fn trigger_spec(t: &Value) -> Result<TriggerSpec, String> {
     })
 }
 
-fn setup(input: &Value) -> Result<Setup, String> {
-    if input.get("evictor").is_some_and(|e| !e.is_null()) {
-        return Ok(Setup::Skip("evictors are not built yet (issue 3)".into()));
-    }
+/// The job a case describes.
+fn setup(input: &Value) -> Result<JobSpec, String> {
+    let evictor = match input.get("evictor") {
+        Some(e) if !e.is_null() => Some(evictor_spec(e)?),
+        _ => None,
+    };
     let a = &input["assigner"];
     let offset = a.get("offset").and_then(Value::as_i64).unwrap_or(0);
-    let mut trigger = match input.get("trigger") {
+    let trigger = match input.get("trigger") {
         Some(t) if !t.is_null() => trigger_spec(t)?,
         _ => TriggerSpec::Default,
     };
@@ -145,17 +141,19 @@ fn setup(input: &Value) -> Result<Setup, String> {
         Some("global") => WindowSpec::Global,
         Some("global_end_of_stream") => WindowSpec::GlobalEndOfStream,
         Some("count") => {
-            if a.get("slide").is_some() {
-                return Ok(Setup::Skip(
-                    "sliding count windows need the count evictor, not built yet (issue 3)".into(),
-                ));
+            let count = |f: &str| -> Result<u64, String> {
+                int(a, f)?
+                    .try_into()
+                    .map_err(|_| format!("negative count window {f}"))
+            };
+            WindowSpec::Count {
+                size: count("size")?,
+                slide: if a.get("slide").is_some() {
+                    Some(count("slide")?)
+                } else {
+                    None
+                },
             }
-            // Flink's countWindow(N): GlobalWindows + PurgingTrigger.of(CountTrigger.of(N)).
-            let n = int(a, "size")?;
-            trigger = TriggerSpec::Purging(Box::new(TriggerSpec::Count(
-                n.try_into().map_err(|_| "negative count window size")?,
-            )));
-            WindowSpec::Global
         }
         other => return Err(format!("unknown assigner type {other:?}")),
     };
@@ -169,7 +167,7 @@ fn setup(input: &Value) -> Result<Setup, String> {
     } else {
         LateDataPolicy::Drop
     };
-    Ok(Setup::Run(JobSpec {
+    Ok(JobSpec {
         window,
         trigger,
         time: TimeDomain::EventTime,
@@ -179,7 +177,38 @@ fn setup(input: &Value) -> Result<Setup, String> {
             .unwrap_or(0),
         late_data,
         aggregate,
-    }))
+        evictor,
+    })
+}
+
+fn evictor_spec(e: &Value) -> Result<EvictorSpec, String> {
+    let moment = if e
+        .get("evict_after")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        EvictMoment::After
+    } else {
+        EvictMoment::Before
+    };
+    Ok(match e["type"].as_str() {
+        Some("count") => EvictorSpec::Count {
+            max_count: int(e, "count")?
+                .try_into()
+                .map_err(|_| "negative evictor count")?,
+            moment,
+        },
+        Some("time") => EvictorSpec::Time {
+            size: int(e, "size")?,
+            moment,
+        },
+        Some("delta") => EvictorSpec::Delta {
+            threshold: float(e, "threshold")?,
+            function: delta_fn(e)?,
+            moment,
+        },
+        other => return Err(format!("unknown evictor type {other:?}")),
+    })
 }
 
 /// Runs one Flink case.
@@ -195,10 +224,7 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
     let expected = case["expected"]
         .as_array()
         .ok_or("expected is not an array")?;
-    let spec = match setup(input)? {
-        Setup::Skip(why) => return Ok(Outcome::Skip(why)),
-        Setup::Run(spec) => spec,
-    };
+    let spec = setup(input)?;
     let expects_error = expected.len() == 1 && expected[0].get("error").is_some();
     let mut op = match JobOperator::new(&spec) {
         Ok(op) => op,

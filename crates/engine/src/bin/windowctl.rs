@@ -20,7 +20,7 @@ use engine::io::{
     OnError, OutputFormat, ResultRecord, ResultWriter, SourceMessage,
 };
 use engine::job::{
-    JobAggregate, JobOperator, JobResult, JobSink, JobSpec, TriggerSpec, WindowSpec,
+    EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, TriggerSpec, WindowSpec,
 };
 use engine::operator::{LateDataPolicy, OperatorError};
 use engine::timers::{Clock, SystemClock};
@@ -78,8 +78,9 @@ struct RunArgs {
     value_field: String,
 
     /// Windows: tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE[:OFFSET], session:GAP, session:value
-    /// (gap = each element's value in ms), global, global:end-of-stream. Durations take units
-    /// ms, s, min, h, d (e.g. sliding:1h:5min, tumbling:1d:-8h).
+    /// (gap = each element's value in ms), global, global:end-of-stream, count:N (every N
+    /// elements of a key) or count:N:M (the last N elements, every M). Durations take units ms,
+    /// s, min, h, d (e.g. sliding:1h:5min, tumbling:1d:-8h).
     #[arg(long, default_value = "sliding:1h:5min", value_name = "SPEC")]
     window: WindowSpec,
 
@@ -110,6 +111,12 @@ struct RunArgs {
     /// purging:TRIGGER, never, continuous:INTERVAL, delta:THRESHOLD[:abs|diff].
     #[arg(long, default_value = "default", value_name = "SPEC")]
     trigger: TriggerSpec,
+
+    /// Evictor: count:N[:after] (keep the last N elements), time:D[:after] (keep elements within D
+    /// of the newest), delta:X[:abs|diff][:after] (drop elements whose delta to the last one is >=
+    /// X). Runs before the aggregate unless `:after`; with an evictor windows keep their elements.
+    #[arg(long, value_name = "SPEC")]
+    evictor: Option<EvictorSpec>,
 
     /// Write late (dropped) elements to this file (CSV event_time_ms,key,value,watermark, or
     /// JSON lines for a .jsonl name). Without it late elements are only counted.
@@ -283,6 +290,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
             LateDataPolicy::Drop
         },
         aggregate,
+        evictor: args.evictor,
     };
     Ok(Plan {
         input,

@@ -10,6 +10,25 @@ use std::fmt;
 
 use window_core::{AggregateFunction, Timestamp, TimestampedValue};
 
+/// What a window function may know when its window fires: the operator's clocks (Flink's
+/// `EvictorContext` / `ProcessWindowFunction.Context`, reduced to the time fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FireContext {
+    /// The operator's event-time watermark in ms.
+    pub watermark: Timestamp,
+    /// The operator's processing time in ms.
+    pub processing_time: Timestamp,
+}
+
+impl Default for FireContext {
+    fn default() -> Self {
+        Self {
+            watermark: Timestamp::MIN,
+            processing_time: Timestamp::MIN,
+        }
+    }
+}
+
 /// How a window's contents are kept and turned into a result.
 ///
 /// `Acc` is the per-window state; the operator creates it when the first element arrives,
@@ -27,7 +46,7 @@ pub trait WindowFunction<T> {
     /// Folds `other` into `acc` (session merges).
     fn merge(&self, acc: &mut Self::Acc, other: Self::Acc);
     /// The result when the window fires. May change `acc` (an evictor removes elements for good).
-    fn fire(&self, acc: &mut Self::Acc) -> Self::Out;
+    fn fire(&self, acc: &mut Self::Acc, ctx: &FireContext) -> Self::Out;
     /// Whether `acc` holds nothing any more (only an evicting function can empty a window); an
     /// empty window state is dropped after firing, as Flink drops an empty list state.
     fn is_empty(&self, acc: &Self::Acc) -> bool {
@@ -57,7 +76,7 @@ impl<T, F: AggregateFunction<T>> WindowFunction<T> for Incremental<F> {
         self.0.merge(acc, other);
     }
 
-    fn fire(&self, acc: &mut F::Acc) -> F::Out {
+    fn fire(&self, acc: &mut F::Acc, _ctx: &FireContext) -> F::Out {
         self.0.get_result(acc)
     }
 }
@@ -67,13 +86,13 @@ impl<T, F: AggregateFunction<T>> WindowFunction<T> for Incremental<F> {
 ///
 /// # Examples
 /// ```
-/// use engine::operator::{FullWindow, WindowFunction};
+/// use engine::operator::{FireContext, FullWindow, WindowFunction};
 /// use window_core::TimestampedValue;
 /// let values = FullWindow::new(|els: &[TimestampedValue<f64>]| els.iter().map(|e| e.value).collect::<Vec<_>>());
 /// let mut acc = values.create();
 /// values.add(&mut acc, &2.0, 7);
 /// values.add(&mut acc, &1.0, 3);
-/// assert_eq!(values.fire(&mut acc), vec![2.0, 1.0]);
+/// assert_eq!(values.fire(&mut acc, &FireContext::default()), vec![2.0, 1.0]);
 /// ```
 #[derive(Clone, Copy)]
 pub struct FullWindow<G> {
@@ -112,7 +131,7 @@ impl<T: Clone, O, G: Fn(&[TimestampedValue<T>]) -> O> WindowFunction<T> for Full
         acc.append(&mut other);
     }
 
-    fn fire(&self, acc: &mut Self::Acc) -> O {
+    fn fire(&self, acc: &mut Self::Acc, _ctx: &FireContext) -> O {
         (self.f)(acc)
     }
 }

@@ -20,9 +20,13 @@
 //! small ids ([`KeyId`]) so that timers are cheap to store and compare. The hot path allocates
 //! nothing per element once a window exists: assigned windows go into a reused buffer.
 
+mod evictor;
 mod function;
 
-pub use function::{FullWindow, Incremental, WindowFunction};
+pub use evictor::{
+    AnyEvictor, CountEvictor, DeltaEvictor, EvictMoment, Evicting, Evictor, TimeEvictor,
+};
+pub use function::{FireContext, FullWindow, Incremental, WindowFunction};
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -540,7 +544,10 @@ where
         let r = self
             .trigger
             .on_element(value, timestamp, &window, &mut state.trigger, &mut ctx);
-        let wm = self.timers.current_watermark();
+        let fire_ctx = FireContext {
+            watermark: self.timers.current_watermark(),
+            processing_time: self.processing_time,
+        };
         Self::apply(
             &self.function,
             &mut self.metrics,
@@ -548,7 +555,7 @@ where
             r,
             key,
             &window,
-            wm,
+            fire_ctx,
             out,
         );
         self.register_cleanup_timer(id, window);
@@ -563,19 +570,19 @@ where
         r: window_core::TriggerResult,
         key: &K,
         window: &A::Window,
-        watermark: Timestamp,
+        ctx: FireContext,
         out: &mut O,
     ) where
         O: WindowOutput<K, A::Window, T, F::Out>,
     {
         if r.is_fire() {
             if let Some(acc) = state.contents.as_mut() {
-                let result = function.fire(acc);
+                let result = function.fire(acc, &ctx);
                 if function.is_empty(acc) {
                     state.contents = None;
                 }
                 metrics.windows_fired += 1;
-                out.result(key, window, result, watermark);
+                out.result(key, window, result, ctx.watermark);
             }
         }
         if r.is_purge() {
@@ -808,6 +815,10 @@ where
             self.trigger
                 .on_processing_time(time, &window, &mut state.trigger, &mut ctx)
         };
+        let fire_ctx = FireContext {
+            watermark: wm,
+            processing_time,
+        };
         Self::apply(
             &self.function,
             &mut self.metrics,
@@ -815,7 +826,7 @@ where
             r,
             &key,
             &window,
-            wm,
+            fire_ctx,
             out,
         );
         if event_time == self.event_time && time == self.cleanup_time(&window) {
