@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 use xtask::conformance::{collect_cases, run_case, run_value, workspace_root, Outcome};
 
-
 fn folder(name: &str) -> PathBuf {
     workspace_root().join("tests/conformance").join(name)
 }

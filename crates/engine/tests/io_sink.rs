@@ -105,11 +105,13 @@ fn late_elements_csv_and_jsonl() {
             timestamp: 1_357_035_300_000,
             key: "N14228".into(),
             value: 2.0,
+            line: 2,
         },
         Event {
             timestamp: -5,
             key: "x,y".into(),
             value: 4.25,
+            line: 3,
         },
     ];
     let mut csv_out = LateWriter::new(Vec::new(), OutputFormat::Csv);

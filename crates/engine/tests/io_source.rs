@@ -48,6 +48,7 @@ fn ev(timestamp: i64, key: &str, value: f64) -> Event {
         timestamp,
         key: key.to_owned(),
         value,
+        line: 0,
     }
 }
 

@@ -318,3 +318,174 @@ fn help_explains_every_option() {
         assert!(help.contains(flag), "--help lacks {flag}");
     }
 }
+
+fn write_temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("windowctl-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn window_all_ignores_the_key() {
+    // Flink's windowAll: one window over every key. Hand-computed: [0,10s) holds 1+2+4.
+    let p = write_temp(
+        "all.csv",
+        "event_time_ms,key,value\n1000,a,1\n2000,b,2\n3000,c,4\n12000,a,8\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:10s",
+        "--agg",
+        "sum",
+        "--window-all",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result\n,0,10000,7\n,10000,20000,8\n"
+    );
+}
+
+#[test]
+fn count_windows_and_evictors_from_the_command_line() {
+    // count:2 = every 2 elements of a key (purging); count:3:1 = the last 3, on every element.
+    let p = write_temp(
+        "count.csv",
+        "event_time_ms,key,value\n1,a,1\n2,a,2\n3,a,3\n4,a,4\n5,a,5\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "count:2",
+        "--agg",
+        "sum",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result\na,,,3\na,,,7\n"
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "count:3:1",
+        "--agg",
+        "sum",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result\na,,,1\na,,,3\na,,,6\na,,,9\na,,,12\n"
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:10ms",
+        "--agg",
+        "sum",
+        "--evictor",
+        "count:2",
+    ]);
+    assert_eq!(stdout(&o), "key,window_start,window_end,result\na,0,10,9\n");
+}
+
+#[test]
+fn an_idle_input_stops_holding_the_watermark_back() {
+    // Input 1 ends quickly; input 2 is a socket that sends one early element and stays silent.
+    // Without --idle-timeout the [0,10s) window of input 1 can fire only when input 2 ends; with
+    // it, it fires while input 2 is still open.
+    use std::net::TcpListener;
+    use std::time::{Duration, Instant};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.write_all(b"500,b,1\n").unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        drop(conn);
+    });
+    let p = write_temp("idle.csv", "event_time_ms,key,value\n1000,a,1\n20000,a,2\n");
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args([
+            "run",
+            "--input",
+            p.to_str().unwrap(),
+            "--socket",
+            &addr,
+            "--window",
+            "tumbling:10s",
+            "--agg",
+            "sum",
+        ])
+        .args(["--idle-timeout", "200ms", "--no-progress"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first_line = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    use std::io::BufRead;
+    out.read_line(&mut first_line).unwrap(); // header
+    first_line.clear();
+    out.read_line(&mut first_line).unwrap();
+    let fired_after = started.elapsed();
+    assert!(
+        first_line.starts_with("a,0,10000,1") || first_line.starts_with("b,0,10000,1"),
+        "{first_line}"
+    );
+    assert!(
+        fired_after < Duration::from_millis(1400),
+        "fired only after {fired_after:?}"
+    );
+    let o = child.wait_with_output().unwrap();
+    server.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn processing_time_windows_fire_while_a_socket_job_runs() {
+    // The socketTextStream job: processing-time tumbling windows of 200 ms over a socket that
+    // sends 10 elements, waits, then closes. Every element is counted exactly once in the
+    // windows that fire while the job runs.
+    use std::net::TcpListener;
+    use std::time::Duration;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        for i in 0..10 {
+            writeln!(conn, "{i},k,1").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(700));
+    });
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args([
+            "run",
+            "--socket",
+            &addr,
+            "--time",
+            "processing",
+            "--window",
+            "tumbling:200ms",
+            "--agg",
+            "count",
+        ])
+        .arg("--no-progress")
+        .output()
+        .unwrap();
+    server.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let total: f64 = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(total, 10.0, "{}", stdout(&o));
+}

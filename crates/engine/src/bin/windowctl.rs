@@ -24,7 +24,7 @@ use engine::job::{
 };
 use engine::operator::{LateDataPolicy, OperatorError};
 use engine::timers::{Clock, SystemClock};
-use engine::watermark::BoundedOutOfOrderness;
+use engine::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 
 /// The bundled data set of the default job, found from the crate's source folder.
 const BUNDLED_DATA: &str = concat!(
@@ -52,14 +52,25 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Input file (`.gz` is decompressed) or `-` for stdin. Default: the bundled flights data.
-    #[arg(long, value_name = "PATH|-", conflicts_with = "socket")]
-    input: Option<String>,
+    /// Input file (`.gz` is decompressed) or `-` for stdin; repeat for several inputs, whose
+    /// watermarks are combined (the minimum). Default: the bundled flights data.
+    #[arg(long, value_name = "PATH|-")]
+    input: Vec<String>,
 
     /// Read from a TCP server at HOST:PORT (like Flink's socketTextStream), e.g. one started with
-    /// `nc -lk 7777`. In CSV the header line is optional.
+    /// `nc -lk 7777`; repeatable. In CSV the header line is optional.
     #[arg(long, value_name = "HOST:PORT")]
-    socket: Option<String>,
+    socket: Vec<String>,
+
+    /// With several inputs: an input without elements for this long stops holding the watermark
+    /// back until it produces again (Flink's withIdleness). The watermark never goes back.
+    #[arg(long, value_name = "D")]
+    idle_timeout: Option<String>,
+
+    /// Window all elements together, ignoring the key (Flink's windowAll); results have an
+    /// empty key.
+    #[arg(long)]
+    window_all: bool,
 
     /// Input format. Default: jsonl for `.jsonl`/`.json` files, else csv.
     #[arg(long, value_name = "csv|jsonl")]
@@ -218,6 +229,7 @@ impl JobSink for OutputSink {
                 timestamp,
                 key,
                 value,
+                line: 0,
             };
             if let Err(e) = w.write_late(&event, watermark) {
                 self.error = Some(e);
@@ -241,24 +253,34 @@ fn duration(flag: &str, text: &str) -> Result<i64> {
 
 /// The whole `run` configuration after validation.
 struct Plan {
-    input: InputSpec,
-    format: InputFormat,
+    inputs: Vec<(InputSpec, InputFormat)>,
     spec: JobSpec,
     out_of_orderness: i64,
     watermark_interval: i64,
+    idle_timeout: Option<i64>,
+    window_all: bool,
 }
 
 fn plan(args: &RunArgs) -> Result<Plan> {
-    let input = match (&args.socket, &args.input) {
-        (Some(addr), _) => InputSpec::Socket(addr.clone()),
-        (None, Some(path)) => InputSpec::parse(path),
-        (None, None) => InputSpec::File(PathBuf::from(BUNDLED_DATA)),
-    };
-    let bundled = args.socket.is_none() && args.input.is_none();
-    let format = args.format.unwrap_or(match &input {
-        InputSpec::File(p) => InputFormat::from_path(p),
-        _ => InputFormat::Csv,
-    });
+    let bundled = args.socket.is_empty() && args.input.is_empty();
+    let mut specs: Vec<InputSpec> = args.input.iter().map(|p| InputSpec::parse(p)).collect();
+    specs.extend(args.socket.iter().map(|a| InputSpec::Socket(a.clone())));
+    if bundled {
+        specs.push(InputSpec::File(PathBuf::from(BUNDLED_DATA)));
+    }
+    if specs.iter().filter(|s| **s == InputSpec::Stdin).count() > 1 {
+        bail!("--input -: standard input can be read only once");
+    }
+    let inputs = specs
+        .into_iter()
+        .map(|spec| {
+            let format = args.format.unwrap_or(match &spec {
+                InputSpec::File(p) => InputFormat::from_path(p),
+                _ => InputFormat::Csv,
+            });
+            (spec, format)
+        })
+        .collect();
     let time = match args.time.as_str() {
         "event" => TimeDomain::EventTime,
         "processing" => TimeDomain::ProcessingTime,
@@ -293,11 +315,16 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         evictor: args.evictor,
     };
     Ok(Plan {
-        input,
-        format,
+        inputs,
         spec,
         out_of_orderness: duration("out-of-orderness", ooo_text)?,
         watermark_interval: duration("watermark-interval", &args.watermark_interval)?,
+        idle_timeout: args
+            .idle_timeout
+            .as_deref()
+            .map(|t| duration("idle-timeout", t))
+            .transpose()?,
+        window_all: args.window_all,
     })
 }
 
@@ -316,7 +343,11 @@ fn run(args: RunArgs) -> Result<()> {
         key: args.key_field.clone(),
         value: args.value_field.clone(),
     };
-    let reader = open_source(&plan.input, plan.format, fields)?;
+    let readers = plan
+        .inputs
+        .iter()
+        .map(|(spec, format)| open_source(spec, *format, fields.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
     let output_target = args.output.clone().unwrap_or_else(|| "-".to_owned());
     let output_format = args.output_format.unwrap_or(match &args.output {
         Some(p) => OutputFormat::from_path(p),
@@ -338,15 +369,16 @@ fn run(args: RunArgs) -> Result<()> {
     if let Some(p) = &args.dead_letter {
         policy = policy.with_dead_letter(DeadLetterWriter::create(p)?);
     }
+    let total_bytes: Option<u64> = readers.iter().map(EventReader::total_bytes).sum();
     let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
-        .then(|| make_progress_bar(reader.total_bytes()));
+        .then(|| make_progress_bar(total_bytes));
     let started = Instant::now();
-    let source_name = reader.source_name().to_owned();
+    let source_names: Vec<String> = readers.iter().map(|r| r.source_name().to_owned()).collect();
     let mut counts = Counts::default();
     let outcome = drive(
         &plan,
         &mut op,
-        reader,
+        readers,
         &mut sink,
         &mut policy,
         &mut counts,
@@ -368,7 +400,7 @@ fn run(args: RunArgs) -> Result<()> {
         &policy,
         sink.results.records_written(),
         started.elapsed(),
-        &source_name,
+        &source_names.join(", "),
     );
     Ok(())
 }
@@ -387,11 +419,47 @@ fn make_progress_bar(total: Option<u64>) -> indicatif::ProgressBar {
     pb
 }
 
+/// One running input: its reader thread's channel, its own watermark generator, and where it is.
+struct Input {
+    name: String,
+    rx: crossbeam_channel::Receiver<SourceMessage>,
+    progress: engine::io::Progress,
+    generator: BoundedOutOfOrderness,
+    /// The generator's watermark last handed to the combiner.
+    reported: i64,
+    done: bool,
+}
+
+/// Waits up to `wait` for a message from any live input; `None` on timeout.
+fn next_message(inputs: &[Input], wait: Duration) -> Option<(usize, SourceMessage)> {
+    let live: Vec<usize> = (0..inputs.len()).filter(|&i| !inputs[i].done).collect();
+    let finished = |i: usize| (i, SourceMessage::End);
+    if let [only] = live.as_slice() {
+        return match inputs[*only].rx.recv_timeout(wait) {
+            Ok(m) => Some((*only, m)),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(finished(*only)),
+        };
+    }
+    let mut select = crossbeam_channel::Select::new();
+    for &i in &live {
+        select.recv(&inputs[i].rx);
+    }
+    let op = select.select_timeout(wait).ok()?;
+    let i = live[op.index()];
+    Some(match op.recv(&inputs[i].rx) {
+        Ok(m) => (i, m),
+        Err(_) => finished(i),
+    })
+}
+
 /// Feeds events to the operator, with watermarks (event time) or the clock (processing time).
+/// With several inputs each has its own watermark generator and the operator gets the
+/// combination ([`WatermarkCombiner`]), with idleness when `--idle-timeout` is set.
 fn drive(
     plan: &Plan,
     op: &mut JobOperator,
-    reader: EventReader,
+    readers: Vec<EventReader>,
     sink: &mut OutputSink,
     policy: &mut ErrorPolicy,
     counts: &mut Counts,
@@ -399,63 +467,84 @@ fn drive(
 ) -> Result<()> {
     let processing = plan.spec.time == TimeDomain::ProcessingTime;
     let clock = SystemClock;
-    let mut generator = BoundedOutOfOrderness::new(plan.out_of_orderness);
-    let mut last_watermark_emit = Instant::now();
     let interval = Duration::from_millis(u64::try_from(plan.watermark_interval).unwrap_or(0));
-    let source_name = reader.source_name().to_owned();
-    let bytes = reader.progress();
-    let rx = spawn_reader(reader);
-    loop {
+    let mut inputs: Vec<Input> = readers
+        .into_iter()
+        .map(|r| Input {
+            name: r.source_name().to_owned(),
+            progress: r.progress(),
+            rx: spawn_reader(r),
+            generator: BoundedOutOfOrderness::new(plan.out_of_orderness),
+            reported: i64::MIN,
+            done: false,
+        })
+        .collect();
+    // Streams (sockets, stdin) get their results written as they fire; files are flushed at
+    // the end, or whenever the input pauses.
+    let streaming = plan
+        .inputs
+        .iter()
+        .any(|(spec, _)| !matches!(spec, InputSpec::File(_)));
+    let mut flushed_records = 0;
+    let mut combiner = WatermarkCombiner::new(inputs.len(), plan.idle_timeout);
+    combiner.on_processing_time(clock.now_ms());
+    let mut last_emit = Instant::now();
+    while inputs.iter().any(|i| !i.done) {
+        let now = clock.now_ms();
         if processing {
-            op.advance_processing_time(clock.now_ms(), sink);
+            op.advance_processing_time(now, sink);
             sink.check()?;
         }
-        // Wake up for the next processing-time timer or the next periodic watermark.
-        let wait = if processing {
-            op.next_processing_time_timer()
-                .map_or(Duration::from_millis(100), |t| {
-                    Duration::from_millis(
-                        u64::try_from(t.saturating_sub(clock.now_ms()))
-                            .unwrap_or(0)
-                            .min(100),
-                    )
-                })
-        } else if interval > Duration::ZERO {
-            interval.saturating_sub(last_watermark_emit.elapsed())
-        } else {
-            Duration::from_millis(100)
-        };
-        let message = match rx.recv_timeout(wait) {
-            Ok(m) => Some(m),
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(SourceMessage::End),
-        };
+        // Wake up for the next processing-time timer, periodic watermark or idleness check.
+        let mut wait = Duration::from_millis(100);
+        if processing {
+            if let Some(t) = op.next_processing_time_timer() {
+                let ms = u64::try_from(t.saturating_sub(now)).unwrap_or(0);
+                wait = wait.min(Duration::from_millis(ms));
+            }
+        } else if !interval.is_zero() {
+            wait = wait.min(interval.saturating_sub(last_emit.elapsed()));
+        }
+        let message = next_message(&inputs, wait);
+        let paused = message.is_none();
         match message {
             None => {}
-            Some(SourceMessage::Event(e)) => {
+            Some((i, SourceMessage::Event(e))) => {
                 counts.events += 1;
                 if counts.events % 8192 == 0 {
                     if let Some(pb) = progress {
-                        pb.set_position(bytes.bytes_read());
+                        pb.set_position(inputs.iter().map(|i| i.progress.bytes_read()).sum());
                     }
                 }
+                let input = &mut inputs[i];
+                combiner.on_activity(i, now);
                 if processing {
                     op.advance_processing_time(clock.now_ms(), sink);
                 } else {
-                    generator.on_event(e.timestamp);
+                    input.generator.on_event(e.timestamp);
                 }
-                let (timestamp, value, key) = (e.timestamp, e.value, e.key);
-                let display_key = key.clone();
+                let Event {
+                    timestamp,
+                    key,
+                    value,
+                    line: e_line,
+                } = e;
+                let key = if plan.window_all { String::new() } else { key };
+                // Only a dynamic session gap can reject an element; keep its key for the report.
+                let key_copy =
+                    (plan.spec.window == WindowSpec::DynamicSession).then(|| key.clone());
                 match op.process_element(key, value, timestamp, sink) {
                     Ok(()) => {}
                     Err(OperatorError::Assigner(err)) => {
                         counts.rejected_by_operator += 1;
                         let input_error = InputError {
-                            source_name: source_name.clone(),
-                            line: counts.events + 1,
+                            source_name: input.name.clone(),
+                            line: e_line,
                             field: Some("value".to_owned()),
-                            message: format!("element {timestamp},{display_key},{value} rejected by the window assigner: {err}"),
-                            raw: format!("{timestamp},{display_key},{value}"),
+                            message: format!(
+                                "element ({timestamp}, value {value}) rejected by the window assigner: {err}"
+                            ),
+                            raw: format!("{timestamp},{},{value}", key_copy.unwrap_or_default()),
                             kind: InputErrorKind::InvalidValue,
                         };
                         policy.handle(input_error).map_err(|e| anyhow!("{e}"))?;
@@ -463,20 +552,44 @@ fn drive(
                     Err(e) => return Err(anyhow!("{e}")),
                 }
             }
-            Some(SourceMessage::Error(err)) => {
+            Some((_, SourceMessage::Error(err))) => {
                 policy.handle(err).map_err(|e| anyhow!("{e}"))?;
             }
-            Some(SourceMessage::Io(text)) => bail!("reading {source_name}: {text}"),
-            Some(SourceMessage::End) => break,
+            Some((i, SourceMessage::Io(text))) => bail!("reading {}: {text}", inputs[i].name),
+            Some((i, SourceMessage::End)) => {
+                inputs[i].done = true;
+                if !processing {
+                    // An ended input no longer holds event time back.
+                    combiner.on_end(i);
+                }
+            }
         }
-        if !processing && (interval.is_zero() || last_watermark_emit.elapsed() >= interval) {
-            op.process_watermark(generator.current(), sink);
-            last_watermark_emit = Instant::now();
+        if !processing {
+            let now = clock.now_ms();
+            if interval.is_zero() || last_emit.elapsed() >= interval {
+                for (i, input) in inputs.iter_mut().enumerate() {
+                    let w = input.generator.current();
+                    if !input.done && w > input.reported {
+                        input.reported = w;
+                        combiner.on_watermark(i, w, now);
+                    }
+                }
+                last_emit = Instant::now();
+            }
+            op.process_watermark(combiner.on_processing_time(now), sink);
         }
         sink.check()?;
+        let written = sink.results.records_written();
+        if written != flushed_records && (streaming || paused) {
+            sink.results.flush().context("writing output")?;
+            if let Some(l) = sink.late.as_mut() {
+                l.flush().context("writing late output")?;
+            }
+            flushed_records = written;
+        }
     }
     if !processing {
-        // End of a bounded input: the final watermark fires every pending event-time window.
+        // End of bounded input: the final watermark fires every pending event-time window.
         op.process_watermark(i64::MAX, sink);
     }
     sink.check()

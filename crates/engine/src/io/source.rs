@@ -63,7 +63,10 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 const MAX_QUOTED_CHARS: usize = 64;
 
 /// One input record.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equality compares timestamp, key and value only: `line` says where the event was read, not
+/// what it is.
+#[derive(Debug, Clone)]
 pub struct Event {
     /// Event time, in milliseconds since the Unix epoch.
     pub timestamp: i64,
@@ -71,6 +74,15 @@ pub struct Event {
     pub key: String,
     /// The measured value (always finite).
     pub value: f64,
+    /// The 1-based physical line of the input it came from, for error reports about it
+    /// (0 when not read from a line-oriented input).
+    pub line: u64,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.timestamp == other.timestamp && self.key == other.key && self.value == other.value
+    }
 }
 
 /// The text format of an input stream.
@@ -642,6 +654,7 @@ impl EventReader {
             timestamp,
             key: key.to_owned(),
             value,
+            line: self.line_no,
         }))
     }
 
@@ -764,6 +777,7 @@ impl EventReader {
             timestamp,
             key,
             value,
+            line: self.line_no,
         })
     }
 }
@@ -1232,12 +1246,14 @@ mod tests {
                 Event {
                     timestamp: 1,
                     key: "a".into(),
-                    value: 2.0
+                    value: 2.0,
+                    line: 3,
                 },
                 Event {
                     timestamp: 3,
                     key: "b".into(),
-                    value: 4.0
+                    value: 4.0,
+                    line: 5,
                 },
             ]
         );
