@@ -16,6 +16,8 @@
 //! output is set; we count every late element ([`OperatorMetrics::late_elements`]) and, apart,
 //! those routed to the side output.
 //!
+//! Non-keyed windows (Flink's `windowAll`) are the same operator with `()` as the key.
+//!
 //! Per-key state lives in one hash map keyed by `(key id, window)` (ahash); keys are interned to
 //! small ids ([`KeyId`]) so that timers are cheap to store and compare. The hot path allocates
 //! nothing per element once a window exists: assigned windows go into a reused buffer.
