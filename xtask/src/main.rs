@@ -10,6 +10,9 @@ commands:
   conformance [DIR|FILE ...]  run Flink/Spark conformance cases (default: tests/conformance/*);
                               prints PASS/FAIL/SKIP per case and 'N passed, M failed, K skipped'
   bench [--quick] [FILTER]    run the criterion benchmarks in benches/ and print events per second
+  compare-strategies [INPUT] [WINDOW]
+                              windowctl with --strategy native and keywindow on the flights data
+                              (by tail number, sliding:1h:1min): time, windows, results, memory
   help                        this text
 ";
 
@@ -31,6 +34,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("xtask bench: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Some("compare-strategies") => match xtask::compare::run_cli(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("xtask compare-strategies: {e:#}");
                 ExitCode::FAILURE
             }
         },

@@ -14,6 +14,10 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use keywindow::{
+    EventTimeKeyWindows, KeyWindowMetrics, KeyWindowOutput, KeyWindowResult, KeyWindows,
+    SlidingGeometry,
+};
 use window_assigners::{
     AssignerError, GlobalWindows, SessionWindows, SlidingWindows, TimeDomain, TumblingWindows,
     WindowAssigner,
@@ -442,6 +446,8 @@ impl FromStr for JobAggregate {
 /// A window's result in a job.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobResult {
+    /// Key windows only: the key's window became empty (its last element left).
+    Empty,
     /// A numeric aggregate; `None` where it is undefined (min of no elements).
     Number(Option<f64>),
     /// The values.
@@ -456,7 +462,7 @@ impl fmt::Display for JobResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::io::format_number as n;
         match self {
-            JobResult::Number(None) => Ok(()),
+            JobResult::Number(None) | JobResult::Empty => Ok(()),
             JobResult::Number(Some(v)) => f.write_str(&n(*v)),
             JobResult::List(vs) => {
                 let items: Vec<String> = vs.iter().map(|v| n(*v)).collect();
@@ -643,6 +649,8 @@ pub struct JobSpec {
     pub aggregate: JobAggregate,
     /// An evictor; with one, windows keep their elements (no pre-aggregation).
     pub evictor: Option<EvictorSpec>,
+    /// How sliding windows are computed.
+    pub strategy: Strategy,
 }
 
 /// Receives a job's output with window bounds unpacked.
@@ -677,31 +685,86 @@ impl<W: Window, S: JobSink + ?Sized> WindowOutput<String, W, f64, JobResult>
 type TimeOp = WindowOperator<String, f64, TimeWindowAssigner, AnyTrigger<f64>, JobFunction>;
 type GlobalOp = WindowOperator<String, f64, GlobalWindows, AnyTrigger<f64>, JobFunction>;
 
-/// A job's window operator, over time windows or the global window.
+/// How sliding windows are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Flink's operator: every window of every element is materialised.
+    #[default]
+    Native,
+    /// Key windows (`docs/keywindow.md`): two windows per element, output on change, an empty
+    /// result when a key's window becomes empty. Sliding windows with numeric aggregates and
+    /// the default trigger only.
+    KeyWindow,
+}
+
+impl FromStr for Strategy {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        match s {
+            "native" => Ok(Strategy::Native),
+            "keywindow" => Ok(Strategy::KeyWindow),
+            _ => Err(syntax("strategy", s, "expected native or keywindow")),
+        }
+    }
+}
+
+/// The native window operator over time windows or the global window.
 #[derive(Debug)]
-pub enum JobOperator {
+pub enum NativeOperator {
     /// Tumbling, sliding or session windows.
     Time(Box<TimeOp>),
     /// Global windows.
     Global(Box<GlobalOp>),
 }
 
-macro_rules! each_op {
-    ($self:expr, |$o:ident| $e:expr) => {
-        match $self {
-            JobOperator::Time($o) => $e,
-            JobOperator::Global($o) => $e,
+/// A job's operator: the native one, or key windows for sliding windows.
+#[derive(Debug)]
+pub enum JobOperator {
+    /// Flink's window operator.
+    Native(NativeOperator),
+    /// Key windows in event time, and where their late elements go.
+    KeyWindowEventTime(
+        Box<EventTimeKeyWindows<String, f64, NumericAggregate>>,
+        LateDataPolicy,
+    ),
+    /// Key windows in processing time.
+    KeyWindowProcessingTime(Box<KeyWindows<String, f64, NumericAggregate>>),
+}
+
+macro_rules! each_native {
+    ($op:expr, |$o:ident| $e:expr) => {
+        match $op {
+            NativeOperator::Time($o) => $e,
+            NativeOperator::Global($o) => $e,
         }
     };
+}
+
+struct KeyWindowAdapter<'a, S: ?Sized>(&'a mut S);
+
+impl<S: JobSink + ?Sized> KeyWindowOutput<String, Option<f64>> for KeyWindowAdapter<'_, S> {
+    fn result(&mut self, key: &String, window: TimeWindow, result: KeyWindowResult<Option<f64>>) {
+        let r = match result {
+            KeyWindowResult::Value(v) => JobResult::Number(v),
+            KeyWindowResult::Empty => JobResult::Empty,
+        };
+        // Key windows fire when time passes their end; the watermark is not tracked per result.
+        self.0
+            .result(key, window.bounds(), r, window.max_timestamp());
+    }
 }
 
 impl JobOperator {
     /// Builds the operator of `spec`.
     ///
     /// # Errors
-    /// Invalid window parameters, trigger parameters, negative lateness, or a trigger that
-    /// cannot merge on session windows.
+    /// Invalid window parameters, trigger parameters, negative lateness, a trigger that
+    /// cannot merge on session windows, or a key-window job that is not a plain sliding window.
     pub fn new(spec: &JobSpec) -> Result<Self, SpecError> {
+        if spec.strategy == Strategy::KeyWindow {
+            return Self::key_windows(spec);
+        }
         let config = OperatorConfig {
             allowed_lateness: spec.allowed_lateness,
             late_data: spec.late_data,
@@ -757,21 +820,68 @@ impl JobOperator {
                     };
                 let trigger = spec.trigger.build(default, domain)?;
                 let function = JobFunction::new(spec.aggregate, evictor);
-                return Ok(JobOperator::Global(Box::new(WindowOperator::new(
-                    assigner, trigger, function, config,
-                )?)));
+                return Ok(JobOperator::Native(NativeOperator::Global(Box::new(
+                    WindowOperator::new(assigner, trigger, function, config)?,
+                ))));
             }
         };
         let function = JobFunction::new(spec.aggregate, evictor);
         let trigger = spec
             .trigger
             .build(time_assigner.default_trigger(), domain)?;
-        Ok(JobOperator::Time(Box::new(WindowOperator::new(
-            time_assigner,
-            trigger,
-            function,
-            config,
-        )?)))
+        Ok(JobOperator::Native(NativeOperator::Time(Box::new(
+            WindowOperator::new(time_assigner, trigger, function, config)?,
+        ))))
+    }
+
+    fn key_windows(spec: &JobSpec) -> Result<Self, SpecError> {
+        let what = "strategy";
+        let WindowSpec::Sliding {
+            size,
+            slide,
+            offset,
+        } = spec.window
+        else {
+            return Err(syntax(
+                what,
+                "keywindow",
+                "key windows apply to sliding windows only",
+            ));
+        };
+        if spec.trigger != TriggerSpec::Default || spec.evictor.is_some() {
+            return Err(syntax(
+                what,
+                "keywindow",
+                "key windows fire at the window end: no other trigger, no evictor",
+            ));
+        }
+        let JobAggregate::Numeric(aggregate) = spec.aggregate else {
+            return Err(syntax(
+                what,
+                "keywindow",
+                "key windows keep accumulators, not elements: use count, sum, min, max or mean",
+            ));
+        };
+        if spec.allowed_lateness < 0 {
+            return Err(OperatorError::NegativeLateness(spec.allowed_lateness).into());
+        }
+        // Same validation (and messages) as the native sliding windows.
+        SlidingWindows::new(size, slide, offset, spec.time)?;
+        let geometry = SlidingGeometry::new(size, slide, offset)
+            .map_err(|e| syntax(what, "keywindow", e.to_string()))?;
+        Ok(match spec.time {
+            TimeDomain::EventTime => JobOperator::KeyWindowEventTime(
+                Box::new(EventTimeKeyWindows::new(
+                    geometry,
+                    aggregate,
+                    spec.allowed_lateness,
+                )),
+                spec.late_data,
+            ),
+            TimeDomain::ProcessingTime => {
+                JobOperator::KeyWindowProcessingTime(Box::new(KeyWindows::new(geometry, aggregate)))
+            }
+        })
     }
 
     /// Processes one element.
@@ -785,12 +895,28 @@ impl JobOperator {
         timestamp: Timestamp,
         sink: &mut S,
     ) -> Result<(), OperatorError> {
-        each_op!(self, |o| o.process_element(
-            key,
-            value,
-            timestamp,
-            &mut SinkAdapter(sink)
-        ))
+        match self {
+            JobOperator::Native(op) => each_native!(op, |o| o.process_element(
+                key,
+                value,
+                timestamp,
+                &mut SinkAdapter(sink)
+            )),
+            JobOperator::KeyWindowEventTime(kw, late_data) => {
+                if let Some(late) = kw.process_element(key, value, timestamp) {
+                    if *late_data == LateDataPolicy::SideOutput {
+                        sink.late(late.key, late.timestamp, late.value, late.watermark);
+                    }
+                }
+                Ok(())
+            }
+            JobOperator::KeyWindowProcessingTime(kw) => {
+                let now = kw.current_time();
+                kw.process(key, value, now, &mut KeyWindowAdapter(sink))
+                    .expect("processing time never goes back");
+                Ok(())
+            }
+        }
     }
 
     /// Advances the watermark; returns whether it moved.
@@ -799,44 +925,89 @@ impl JobOperator {
         watermark: Timestamp,
         sink: &mut S,
     ) -> bool {
-        each_op!(self, |o| o
-            .process_watermark(watermark, &mut SinkAdapter(sink)))
+        match self {
+            JobOperator::Native(op) => {
+                each_native!(op, |o| o
+                    .process_watermark(watermark, &mut SinkAdapter(sink)))
+            }
+            JobOperator::KeyWindowEventTime(kw, _) => {
+                let moved = watermark > kw.current_watermark();
+                kw.process_watermark(watermark, &mut KeyWindowAdapter(sink));
+                moved
+            }
+            JobOperator::KeyWindowProcessingTime(_) => false,
+        }
     }
 
     /// Advances processing time.
     pub fn advance_processing_time<S: JobSink + ?Sized>(&mut self, now: Timestamp, sink: &mut S) {
-        each_op!(self, |o| o
-            .advance_processing_time(now, &mut SinkAdapter(sink)));
+        match self {
+            JobOperator::Native(op) => {
+                each_native!(op, |o| o
+                    .advance_processing_time(now, &mut SinkAdapter(sink)));
+            }
+            JobOperator::KeyWindowEventTime(..) => {}
+            JobOperator::KeyWindowProcessingTime(kw) => {
+                kw.advance_time(now, &mut KeyWindowAdapter(sink));
+            }
+        }
     }
 
-    /// The operator's counters.
+    /// The operator's counters (for key windows: elements, key windows created as windows
+    /// created, results emitted as windows fired, late elements).
     #[must_use]
     pub fn metrics(&self) -> OperatorMetrics {
-        each_op!(self, |o| o.metrics())
+        match self {
+            JobOperator::Native(op) => each_native!(op, |o| o.metrics()),
+            JobOperator::KeyWindowEventTime(kw, _) => {
+                let m = kw.metrics();
+                OperatorMetrics {
+                    elements: m.elements,
+                    windows_created: m.key_windows_created,
+                    windows_fired: m.results_emitted,
+                    late_elements: kw.late_elements(),
+                    ..OperatorMetrics::default()
+                }
+            }
+            JobOperator::KeyWindowProcessingTime(kw) => {
+                let m = kw.metrics();
+                OperatorMetrics {
+                    elements: m.elements,
+                    windows_created: m.key_windows_created,
+                    windows_fired: m.results_emitted,
+                    ..OperatorMetrics::default()
+                }
+            }
+        }
     }
 
-    /// The current watermark.
+    /// The key-window counters, for a key-window job.
     #[must_use]
-    pub fn current_watermark(&self) -> Timestamp {
-        each_op!(self, |o| o.current_watermark())
+    pub fn key_window_metrics(&self) -> Option<KeyWindowMetrics> {
+        match self {
+            JobOperator::Native(_) => None,
+            JobOperator::KeyWindowEventTime(kw, _) => Some(kw.metrics()),
+            JobOperator::KeyWindowProcessingTime(kw) => Some(kw.metrics()),
+        }
     }
 
     /// The earliest pending processing-time timer.
     #[must_use]
     pub fn next_processing_time_timer(&self) -> Option<Timestamp> {
-        each_op!(self, |o| o.next_processing_time_timer())
+        match self {
+            JobOperator::Native(op) => each_native!(op, |o| o.next_processing_time_timer()),
+            _ => None,
+        }
     }
 
     /// Window states currently held.
     #[must_use]
     pub fn live_windows(&self) -> usize {
-        each_op!(self, |o| o.live_windows())
-    }
-
-    /// Whether the window's max timestamp type is the global window.
-    #[must_use]
-    pub fn is_global(&self) -> bool {
-        matches!(self, JobOperator::Global(_))
+        match self {
+            JobOperator::Native(op) => each_native!(op, |o| o.live_windows()),
+            JobOperator::KeyWindowEventTime(kw, _) => kw.live_windows(),
+            JobOperator::KeyWindowProcessingTime(kw) => kw.live_windows(),
+        }
     }
 
     /// Max timestamp of a window given by its bounds (`i64::MAX` for the global window).
@@ -905,6 +1076,7 @@ mod tests {
             late_data: LateDataPolicy::Drop,
             aggregate: "sum".parse().unwrap(),
             evictor: None,
+            strategy: Strategy::Native,
         };
         let err = JobOperator::new(&spec).unwrap_err().to_string();
         assert!(

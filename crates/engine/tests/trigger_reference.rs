@@ -578,6 +578,7 @@ fn spec_of(case: &Case) -> JobSpec {
         allowed_lateness: case.lateness,
         late_data: LateDataPolicy::SideOutput,
         aggregate: JobAggregate::List,
+        strategy: Default::default(),
         evictor: case
             .evictor_text
             .as_ref()

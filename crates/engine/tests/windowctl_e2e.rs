@@ -489,3 +489,48 @@ fn processing_time_windows_fire_while_a_socket_job_runs() {
         .sum();
     assert_eq!(total, 10.0, "{}", stdout(&o));
 }
+
+#[test]
+fn keywindow_strategy_prints_the_worked_example_with_an_empty_column() {
+    // docs/keywindow.md worked example: p = 4, k = 1, elements at 0, 5, 10, 11 (count).
+    let p = write_temp(
+        "kw.csv",
+        "event_time_ms,key,value\n0,a,1\n5,a,1\n10,a,1\n11,a,1\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:4ms:1ms",
+        "--agg",
+        "count",
+        "--strategy",
+        "keywindow",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result,empty\n\
+         a,-3,1,1,false\na,1,5,,true\na,2,6,1,false\na,6,10,,true\n\
+         a,7,11,1,false\na,8,12,2,false\na,11,15,1,false\na,12,16,,true\n"
+    );
+    assert!(
+        stderr(&o).contains("key windows created: 8; the native operator would create: 13"),
+        "{}",
+        stderr(&o)
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:4ms",
+        "--strategy",
+        "keywindow",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("sliding windows only"),
+        "{}",
+        stderr(&o)
+    );
+}

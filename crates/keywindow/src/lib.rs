@@ -1,11 +1,601 @@
-//! Key windows for dense sliding windows over sparse keys (planned, issue 4).
+//! Key windows for dense sliding windows over sparse keys.
 //!
 //! A sliding window of size `p` and slide `k` puts every element into `p / k` windows. When a key
-//! is sparse (fewer than one element per window), almost all of those windows hold that single
-//! element, and a conventional operator materialises them all. The key-window scheme of the
-//! paper in `docs/keywindow.md` keeps per key only windows *created by its data*: a right key
-//! window that opens at an element, and a left key window that inherits the right one's state by
-//! `merge`; results are the same as the native operator's on change, at a cost of two windows per
-//! element. This crate will hold that mechanism; it holds no code yet.
+//! is sparse (fewer than one element per window), almost all of those windows hold the same
+//! elements and emit the same result: a conventional operator materialises, fires and cleans up
+//! every one of them. The key-window scheme (the paper in `docs/keywindow.md`, section 4) keeps
+//! per key only the windows where the result *changes*:
+//!
+//! - the **left key window** `L(e)` of an element `e` at `t`: the earliest-ending window that
+//!   contains `t`, where `e` enters the result;
+//! - the **right key window** `R(e)`: the first window after the last one that contains `t`,
+//!   where `e` leaves the result (empty when no later element is in it).
+//!
+//! Windows are created by data, not by the clock. A new `L(e)` must start with the state of the
+//! elements already in its range; it takes it, by `merge`, from an existing window whose content
+//! is exactly that: the previous element's left key window when nothing lies between the two
+//! window starts, otherwise the most recent right key window at or before `L(e)`'s start. Every
+//! element is then added to each live window that covers it; a window fires once, when time
+//! passes its end, and is kept (fired) only while a later left key window may still inherit from
+//! it. Only `create_accumulator`, `add`, `merge` and `get_result` are used: no raw elements, no
+//! retraction, so `max` and `min` work as well as `sum`.
+//!
+//! The output is the native sliding-window output restricted to the key windows, plus one
+//! *empty* result whenever a key's window becomes empty, so that a downstream store can expire
+//! the key ([`KeyWindowResult::Empty`]). At most `2n` windows exist for `n` elements, against up
+//! to `n * p / k` native ones; both counts are kept ([`KeyWindowMetrics`]).
+//!
+//! [`KeyWindows`] needs its elements in time order, which processing time gives by construction
+//! (the paper's setting). [`EventTimeKeyWindows`] goes beyond the paper: it buffers elements by
+//! event time and releases them in order as the watermark passes them; elements behind the
+//! watermark are late.
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+
+mod event_time;
+
+pub use event_time::{EventTimeKeyWindows, LateElement};
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+
+use timer_service::TimerQueue;
+use window_core::{AggregateFunction, TimeWindow, Timestamp, Window};
+
+/// Errors of this crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyWindowError {
+    /// A size or slide that is not positive, or `abs(offset) >= slide`.
+    InvalidParameters {
+        /// Size in ms.
+        size: i64,
+        /// Slide in ms.
+        slide: i64,
+        /// Offset in ms.
+        offset: i64,
+    },
+    /// An element older than the current time reached the in-order processor.
+    OutOfOrder {
+        /// The element's time.
+        timestamp: Timestamp,
+        /// The processor's current time.
+        current: Timestamp,
+    },
+}
+
+impl std::fmt::Display for KeyWindowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyWindowError::InvalidParameters { size, slide, offset } => write!(
+                f,
+                "key windows need size > 0, slide > 0 and abs(offset) < slide: size {size} ms, slide {slide} ms, offset {offset} ms"
+            ),
+            KeyWindowError::OutOfOrder { timestamp, current } => write!(
+                f,
+                "key windows need elements in time order: element at {timestamp} after time {current}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KeyWindowError {}
+
+/// A key window result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeyWindowResult<O> {
+    /// The window's aggregate.
+    Value(O),
+    /// The key's window became empty: its last element left. Native windows emit nothing here.
+    Empty,
+}
+
+/// Receives key-window results, in firing order.
+pub trait KeyWindowOutput<K, O> {
+    /// The window `window` of `key` fired at `time` (its max timestamp passed).
+    fn result(&mut self, key: &K, window: TimeWindow, result: KeyWindowResult<O>);
+}
+
+impl<K: Clone, O> KeyWindowOutput<K, O> for Vec<(K, TimeWindow, KeyWindowResult<O>)> {
+    fn result(&mut self, key: &K, window: TimeWindow, result: KeyWindowResult<O>) {
+        self.push((key.clone(), window, result));
+    }
+}
+
+/// Counters of a key-window processor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyWindowMetrics {
+    /// Elements processed (in order).
+    pub elements: u64,
+    /// Key windows created (left and right, each counted once).
+    pub key_windows_created: u64,
+    /// Windows the native sliding-window operator would have created for the same elements: the
+    /// distinct (key, window) pairs that hold at least one element.
+    pub native_windows: u64,
+    /// Results emitted, empty ones included.
+    pub results_emitted: u64,
+    /// Empty results emitted.
+    pub empty_results: u64,
+    /// Left key windows that inherited state by `merge`.
+    pub inherited: u64,
+}
+
+/// Sliding-window geometry: size, slide and offset in ms, aligned as Flink aligns them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingGeometry {
+    size: i64,
+    slide: i64,
+    offset: i64,
+}
+
+impl SlidingGeometry {
+    /// Windows of `size` ms every `slide` ms, shifted by `offset` ms.
+    ///
+    /// # Errors
+    /// `size <= 0`, `slide <= 0` or `abs(offset) >= slide`.
+    pub fn new(size: i64, slide: i64, offset: i64) -> Result<Self, KeyWindowError> {
+        if size <= 0 || slide <= 0 || offset.unsigned_abs() >= slide.unsigned_abs() {
+            return Err(KeyWindowError::InvalidParameters {
+                size,
+                slide,
+                offset,
+            });
+        }
+        Ok(Self {
+            size,
+            slide,
+            offset,
+        })
+    }
+
+    /// Size in ms.
+    #[must_use]
+    pub fn size(&self) -> i64 {
+        self.size
+    }
+
+    /// Slide in ms.
+    #[must_use]
+    pub fn slide(&self) -> i64 {
+        self.slide
+    }
+
+    /// Offset in ms.
+    #[must_use]
+    pub fn offset(&self) -> i64 {
+        self.offset
+    }
+
+    /// Start of the slide interval holding `t` (the last window start `<= t`).
+    fn slot(&self, t: Timestamp) -> i64 {
+        TimeWindow::window_start_with_offset(t, self.offset, self.slide)
+    }
+
+    /// Start of the left key window of an element at `t`: the first window start `> t - size`.
+    fn left_start(&self, t: Timestamp) -> i64 {
+        self.slot(t.saturating_sub(self.size))
+            .saturating_add(self.slide)
+    }
+
+    /// Start of the right key window of an element at `t`: the first window start `> t`.
+    fn right_start(&self, t: Timestamp) -> i64 {
+        self.slot(t).saturating_add(self.slide)
+    }
+
+    fn window(&self, start: i64) -> TimeWindow {
+        TimeWindow::new(start, start.saturating_add(self.size))
+    }
+
+    /// Index of a window start on the slide grid.
+    fn index(&self, start: i64) -> i64 {
+        (start - self.offset).div_euclid(self.slide)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct KeyWin<A> {
+    acc: A,
+    /// Elements added (and inherited): 0 means the window is empty.
+    elements: u64,
+    left: bool,
+    right: bool,
+    fired: bool,
+}
+
+#[derive(Debug)]
+struct KeyState<K, A> {
+    key: K,
+    /// Windows of this key by start.
+    windows: BTreeMap<i64, KeyWin<A>>,
+    /// Time of the key's previous element.
+    last: Option<Timestamp>,
+    /// Highest native window index already counted for this key.
+    native_covered: Option<i64>,
+}
+
+/// Key windows over elements that arrive in time order (processing time, or event time after a
+/// reordering buffer): the paper's mechanism.
+///
+/// # Examples
+/// The contract's worked example: `p = 4`, `k = 1`, elements at 0, 5, 10, 11.
+/// ```
+/// use keywindow::{KeyWindows, SlidingGeometry};
+/// use window_core::NumericAggregate;
+/// let mut kw = KeyWindows::new(SlidingGeometry::new(4, 1, 0)?, NumericAggregate::Count);
+/// let mut out = Vec::new();
+/// for t in [0, 5, 10, 11] {
+///     kw.process("a", 1.0, t, &mut out)?;
+/// }
+/// kw.advance_time(i64::MAX, &mut out);
+/// assert_eq!(kw.metrics().key_windows_created, 8);
+/// assert_eq!(kw.metrics().native_windows, 13);
+/// # Ok::<(), keywindow::KeyWindowError>(())
+/// ```
+pub struct KeyWindows<K, T, F: AggregateFunction<T>> {
+    geometry: SlidingGeometry,
+    function: F,
+    ids: HashMap<K, u32, ahash::RandomState>,
+    keys: Vec<Option<KeyState<K, F::Acc>>>,
+    free: Vec<u32>,
+    /// Firing timers at window max timestamps: (time, key slot, window start).
+    fire: TimerQueue<u32, i64>,
+    /// Retention timers: a fired window is dropped when time reaches `end + size`.
+    retire: TimerQueue<u32, i64>,
+    time: Timestamp,
+    metrics: KeyWindowMetrics,
+    _element: std::marker::PhantomData<fn(&T)>,
+}
+
+impl<K, T, F: AggregateFunction<T>> std::fmt::Debug for KeyWindows<K, T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyWindows")
+            .field("geometry", &self.geometry)
+            .field("time", &self.time)
+            .field("live_keys", &self.ids.len())
+            .field("metrics", &self.metrics)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, T, F> KeyWindows<K, T, F>
+where
+    K: Hash + Eq + Clone,
+    F: AggregateFunction<T>,
+{
+    /// A processor for `geometry` aggregating with `function`.
+    pub fn new(geometry: SlidingGeometry, function: F) -> Self {
+        Self {
+            geometry,
+            function,
+            ids: HashMap::default(),
+            keys: Vec::new(),
+            free: Vec::new(),
+            fire: TimerQueue::new(),
+            retire: TimerQueue::new(),
+            time: Timestamp::MIN,
+            metrics: KeyWindowMetrics::default(),
+            _element: std::marker::PhantomData,
+        }
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> SlidingGeometry {
+        self.geometry
+    }
+
+    /// The counters so far.
+    pub fn metrics(&self) -> KeyWindowMetrics {
+        self.metrics
+    }
+
+    /// Windows currently held (fired ones kept for inheritance included).
+    pub fn live_windows(&self) -> usize {
+        self.keys.iter().flatten().map(|k| k.windows.len()).sum()
+    }
+
+    /// Keys currently holding windows.
+    pub fn live_keys(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The current time: the latest element time or `advance_time` argument.
+    pub fn current_time(&self) -> Timestamp {
+        self.time
+    }
+
+    /// Processes an element of `key` at `time` (ms). First fires every window whose max
+    /// timestamp is before `time`.
+    ///
+    /// # Errors
+    /// [`KeyWindowError::OutOfOrder`] if `time` is before the current time (nothing changes).
+    pub fn process<O>(
+        &mut self,
+        key: K,
+        value: T,
+        time: Timestamp,
+        out: &mut O,
+    ) -> Result<(), KeyWindowError>
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
+        if time < self.time {
+            return Err(KeyWindowError::OutOfOrder {
+                timestamp: time,
+                current: self.time,
+            });
+        }
+        self.advance_time(time.saturating_sub(1), out);
+        self.time = time;
+        self.metrics.elements += 1;
+        let g = self.geometry;
+        let slot = self.intern(&key);
+        let state = self.keys[slot as usize].as_mut().expect("interned key");
+
+        // Native windows the Flink operator would create: window starts in (t - p, t] on the
+        // grid, counted once per key (elements come in time order, so a running maximum works).
+        let (first, last) = (g.index(g.left_start(time)), g.index(g.slot(time)));
+        let from = state.native_covered.map_or(first, |c| first.max(c + 1));
+        if last >= from {
+            self.metrics.native_windows += (last - from + 1) as u64;
+        }
+        state.native_covered = Some(state.native_covered.map_or(last, |c| c.max(last)));
+
+        // 1. The right key window, empty, if it does not exist.
+        let right = g.right_start(time);
+        let mut created = Vec::with_capacity(2);
+        state
+            .windows
+            .entry(right)
+            .or_insert_with(|| {
+                created.push(right);
+                KeyWin {
+                    acc: self.function.create_accumulator(),
+                    elements: 0,
+                    left: false,
+                    right: false,
+                    fired: false,
+                }
+            })
+            .right = true;
+
+        // 2. The left key window, inheriting the state of the elements already in its range.
+        let left = g.left_start(time);
+        if let Some(w) = state.windows.get_mut(&left) {
+            w.left = true;
+        } else {
+            let mut win = KeyWin {
+                acc: self.function.create_accumulator(),
+                elements: 0,
+                left: true,
+                right: false,
+                fired: false,
+            };
+            if let Some(source) = inheritance_source(&g, state, left) {
+                let src = &state.windows[&source];
+                self.function.merge(&mut win.acc, src.acc.clone());
+                win.elements = src.elements;
+                self.metrics.inherited += 1;
+            }
+            state.windows.insert(left, win);
+            created.push(left);
+        }
+        for start in created {
+            self.metrics.key_windows_created += 1;
+            let end = g.window(start).max_timestamp();
+            self.fire.register(end, slot, start);
+        }
+
+        // 3. Add the element to every live window that covers it: starts in (t - p, t].
+        for (_, w) in state.windows.range_mut(left..=g.slot(time)) {
+            self.function.add(&mut w.acc, &value);
+            w.elements += 1;
+        }
+        state.last = Some(time);
+        Ok(())
+    }
+
+    /// Moves time to `time` (ms; never back): fires every window whose max timestamp is
+    /// `<= time`, in time order, and drops fired windows no later left key window can inherit
+    /// from.
+    pub fn advance_time<O>(&mut self, time: Timestamp, out: &mut O)
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
+        self.time = self.time.max(time);
+        // Only timers up to `time`: after an element at t, windows ending at t may still get
+        // elements at t, so `process` fires up to t - 1 even when the time already is t.
+        loop {
+            let next_fire = self.fire.peek_timestamp().filter(|t| *t <= time);
+            let next_retire = self.retire.peek_timestamp().filter(|t| *t <= time);
+            match (next_fire, next_retire) {
+                (None, None) => break,
+                // Fire first at equal times: a window is never dropped before it fired.
+                (Some(f), r) if r.is_none_or(|r| f <= r) => {
+                    let timer = self.fire.pop_due(f).expect("peeked");
+                    self.fire_window(timer.key, timer.namespace, out);
+                }
+                _ => {
+                    let timer = self.retire.pop_due(time).expect("peeked");
+                    self.retire_window(timer.key, timer.namespace);
+                }
+            }
+        }
+    }
+
+    fn fire_window<O>(&mut self, slot: u32, start: i64, out: &mut O)
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
+        let g = self.geometry;
+        let Some(state) = self.keys[slot as usize].as_mut() else {
+            return;
+        };
+        let Some(w) = state.windows.get_mut(&start) else {
+            return;
+        };
+        w.fired = true;
+        let result = if w.elements == 0 {
+            self.metrics.empty_results += 1;
+            KeyWindowResult::Empty
+        } else {
+            KeyWindowResult::Value(self.function.get_result(&w.acc))
+        };
+        self.metrics.results_emitted += 1;
+        out.result(&state.key, g.window(start), result);
+        // A left key window created at time t may inherit from this one while t < end + size.
+        let drop_at = g.window(start).end().saturating_add(g.size);
+        self.retire.register(drop_at, slot, start);
+    }
+
+    fn retire_window(&mut self, slot: u32, start: i64) {
+        let Some(state) = self.keys[slot as usize].as_mut() else {
+            return;
+        };
+        state.windows.remove(&start);
+        if state.windows.is_empty() {
+            let key = state.key.clone();
+            self.ids.remove(&key);
+            self.keys[slot as usize] = None;
+            self.free.push(slot);
+        }
+    }
+
+    fn intern(&mut self, key: &K) -> u32 {
+        if let Some(&slot) = self.ids.get(key) {
+            return slot;
+        }
+        let state = KeyState {
+            key: key.clone(),
+            windows: BTreeMap::new(),
+            last: None,
+            native_covered: None,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.keys[s as usize] = Some(state);
+                s
+            }
+            None => {
+                self.keys.push(Some(state));
+                u32::try_from(self.keys.len() - 1).expect("fewer than 2^32 live keys")
+            }
+        };
+        self.ids.insert(key.clone(), slot);
+        slot
+    }
+}
+
+/// Which existing window holds exactly the elements already in the new left key window
+/// starting at `left` (section 4.2 of the paper; `docs/keywindow.md`, step 2), if any.
+fn inheritance_source<K, A>(g: &SlidingGeometry, state: &KeyState<K, A>, left: i64) -> Option<i64> {
+    let prev = state.last?;
+    let prev_left = g.left_start(prev);
+    if left >= prev_left.saturating_add(g.size) {
+        return None; // L(y) does not overlap L(e): nothing of the past is in range
+    }
+    // The most recent right key window at or before `left`: R(z) for the last element z before
+    // `left`. Its start lies in (L(y).start, left] exactly when an element lies in
+    // [L(y).start, left), the part of L(y) that L(e) does not cover.
+    let latest_right = state
+        .windows
+        .range(..=left)
+        .rev()
+        .find(|(_, w)| w.right)
+        .map(|(s, _)| *s);
+    match latest_right {
+        Some(r) if r > prev_left => Some(r),
+        _ => state.windows.contains_key(&prev_left).then_some(prev_left),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use window_core::NumericAggregate;
+
+    type Out = Vec<(&'static str, TimeWindow, KeyWindowResult<Option<f64>>)>;
+
+    #[test]
+    fn worked_example_of_the_contract() {
+        // docs/keywindow.md (the paper's figures 3 to 5): p = 4, k = 1, one key, elements at 0,
+        // 5, 10, 11. Native windows: 13. Key windows: 8.
+        let mut kw = KeyWindows::new(
+            SlidingGeometry::new(4, 1, 0).unwrap(),
+            NumericAggregate::Count,
+        );
+        let mut out: Out = Vec::new();
+        for t in [0, 5, 10, 11] {
+            kw.process("a", 1.0, t, &mut out).unwrap();
+        }
+        kw.advance_time(i64::MAX, &mut out);
+        let v = |n: f64| KeyWindowResult::Value(Some(n));
+        let expected: Out = vec![
+            ("a", TimeWindow::new(-3, 1), v(1.0)),                  // L(0)
+            ("a", TimeWindow::new(1, 5), KeyWindowResult::Empty),   // R(0), empty
+            ("a", TimeWindow::new(2, 6), v(1.0)),                   // L(5)
+            ("a", TimeWindow::new(6, 10), KeyWindowResult::Empty),  // R(5), empty
+            ("a", TimeWindow::new(7, 11), v(1.0)),                  // L(10)
+            ("a", TimeWindow::new(8, 12), v(2.0)),                  // L(11): 10 and 11
+            ("a", TimeWindow::new(11, 15), v(1.0)),                 // R(10): 11
+            ("a", TimeWindow::new(12, 16), KeyWindowResult::Empty), // R(11), empty
+        ];
+        assert_eq!(out, expected);
+        let m = kw.metrics();
+        assert_eq!(
+            (m.key_windows_created, m.native_windows, m.results_emitted),
+            (8, 13, 8)
+        );
+        assert_eq!(m.empty_results, 3);
+        assert_eq!(kw.live_windows(), 0, "everything fired and retired");
+        assert_eq!(kw.live_keys(), 0);
+    }
+
+    #[test]
+    fn left_window_inherits_from_an_already_fired_window() {
+        // docs/keywindow.md step 4: elements at 0 and 2, p = 4, k = 1: L(2) = [-1, 3) inherits
+        // {0} from L(0) = [-3, 1), which fired at 0 (its max timestamp).
+        let mut kw = KeyWindows::new(
+            SlidingGeometry::new(4, 1, 0).unwrap(),
+            NumericAggregate::Sum,
+        );
+        let mut out: Out = Vec::new();
+        kw.process("a", 5.0, 0, &mut out).unwrap();
+        kw.process("a", 7.0, 2, &mut out).unwrap();
+        assert_eq!(
+            out,
+            vec![(
+                "a",
+                TimeWindow::new(-3, 1),
+                KeyWindowResult::Value(Some(5.0))
+            )]
+        );
+        kw.advance_time(2, &mut out);
+        assert_eq!(
+            out.last().unwrap(),
+            &(
+                "a",
+                TimeWindow::new(-1, 3),
+                KeyWindowResult::Value(Some(12.0))
+            )
+        );
+        assert_eq!(kw.metrics().inherited, 1);
+    }
+
+    #[test]
+    fn out_of_order_elements_are_refused() {
+        let mut kw = KeyWindows::new(
+            SlidingGeometry::new(4, 1, 0).unwrap(),
+            NumericAggregate::Sum,
+        );
+        let mut out: Out = Vec::new();
+        kw.process("a", 1.0, 10, &mut out).unwrap();
+        assert_eq!(
+            kw.process("a", 1.0, 9, &mut out),
+            Err(KeyWindowError::OutOfOrder {
+                timestamp: 9,
+                current: 10
+            })
+        );
+        assert!(SlidingGeometry::new(10, 5, 5).is_err());
+    }
+}

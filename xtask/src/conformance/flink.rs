@@ -62,7 +62,7 @@ fn number(v: f64) -> Value {
 
 fn result_json(r: &JobResult) -> Value {
     match r {
-        JobResult::Number(None) => Value::Null,
+        JobResult::Number(None) | JobResult::Empty => Value::Null,
         JobResult::Number(Some(v)) => number(*v),
         JobResult::List(vs) => Value::Array(vs.iter().map(|v| number(*v)).collect()),
         JobResult::Elements(es) => {
@@ -178,6 +178,7 @@ fn setup(input: &Value) -> Result<JobSpec, String> {
         late_data,
         aggregate,
         evictor,
+        strategy: Default::default(),
     })
 }
 

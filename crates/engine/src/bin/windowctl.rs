@@ -20,7 +20,8 @@ use engine::io::{
     OnError, OutputFormat, ResultRecord, ResultWriter, SourceMessage,
 };
 use engine::job::{
-    EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, TriggerSpec, WindowSpec,
+    EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, Strategy, TriggerSpec,
+    WindowSpec,
 };
 use engine::operator::{LateDataPolicy, OperatorError};
 use engine::timers::{Clock, SystemClock};
@@ -123,6 +124,13 @@ struct RunArgs {
     #[arg(long, default_value = "default", value_name = "SPEC")]
     trigger: TriggerSpec,
 
+    /// How sliding windows are computed: native (Flink's operator: every window of every
+    /// element, a result per non-empty window) or keywindow (two windows per element, a result
+    /// only where it changes, plus one result with `empty` = true when a key's window becomes
+    /// empty; output gets an `empty` column). See docs/keywindow.md.
+    #[arg(long, default_value = "native", value_name = "native|keywindow")]
+    strategy: Strategy,
+
     /// Evictor: count:N[:after] (keep the last N elements), time:D[:after] (keep elements within D
     /// of the newest), delta:X[:abs|diff][:after] (drop elements whose delta to the last one is >=
     /// X). Runs before the aggregate unless `:after`; with an evictor windows keep their elements.
@@ -204,10 +212,11 @@ impl JobSink for OutputSink {
         if self.error.is_some() {
             return;
         }
-        let value = match result {
-            JobResult::Number(v) => v,
+        let (value, empty) = match result {
+            JobResult::Number(v) => (v, false),
+            JobResult::Empty => (None, true),
             // windowctl offers numeric aggregates only.
-            JobResult::List(_) | JobResult::Elements(_) => None,
+            JobResult::List(_) | JobResult::Elements(_) => (None, false),
         };
         let record = ResultRecord {
             key,
@@ -215,7 +224,7 @@ impl JobSink for OutputSink {
             window_end: window.map(|w| w.1),
             result: value,
         };
-        if let Err(e) = self.results.write_result(&record) {
+        if let Err(e) = self.results.write_key_window_result(&record, empty) {
             self.error = Some(e);
         }
     }
@@ -313,6 +322,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         },
         aggregate,
         evictor: args.evictor,
+        strategy: args.strategy,
     };
     Ok(Plan {
         inputs,
@@ -361,7 +371,11 @@ fn run(args: RunArgs) -> Result<()> {
         None => None,
     };
     let mut sink = OutputSink {
-        results: ResultWriter::new(create_output(&output_target)?, output_format),
+        results: if plan.spec.strategy == Strategy::KeyWindow {
+            ResultWriter::with_empty_column(create_output(&output_target)?, output_format)
+        } else {
+            ResultWriter::new(create_output(&output_target)?, output_format)
+        },
         late,
         error: None,
     };
@@ -595,6 +609,13 @@ fn drive(
     sink.check()
 }
 
+/// The process's peak resident memory in KB (Linux `VmHWM`), if the platform tells.
+fn peak_memory_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn summary(
     plan: &Plan,
     op: &JobOperator,
@@ -623,11 +644,25 @@ fn summary(
         "windowctl: late elements dropped: {} (to late output: {}); elements in no window: {}",
         m.late_elements, m.late_side_output, m.elements_in_no_window
     );
+    if let Some(kb) = peak_memory_kb() {
+        let _ = writeln!(err, "windowctl: peak memory (resident): {kb} KB");
+    }
     let _ = writeln!(
         err,
         "windowctl: bad input lines skipped: {} (rejected by the assigner: {}); watermark delay {} ms",
         policy.skipped, counts.rejected_by_operator, plan.out_of_orderness
     );
+    if let Some(k) = op.key_window_metrics() {
+        let _ = writeln!(
+            err,
+            "windowctl: key windows created: {}; the native operator would create: {} ({:.1}x); results emitted: {} ({} empty)",
+            k.key_windows_created,
+            k.native_windows,
+            k.native_windows as f64 / (k.key_windows_created.max(1)) as f64,
+            k.results_emitted,
+            k.empty_results
+        );
+    }
     if plan.spec.time == TimeDomain::ProcessingTime && op.live_windows() > 0 {
         let _ = writeln!(
             err,

@@ -111,6 +111,11 @@ pub struct ResultRecord<'a> {
 /// The column names of the result output.
 pub const RESULT_COLUMNS: [&str; 4] = ["key", "window_start", "window_end", "result"];
 
+/// The column names of the result output of the key-window strategy: the four standard ones
+/// and `empty` (`true` on the one empty result a key gets when its window becomes empty).
+pub const KEY_WINDOW_RESULT_COLUMNS: [&str; 5] =
+    ["key", "window_start", "window_end", "result", "empty"];
+
 /// The column names of the late-element output.
 pub const LATE_COLUMNS: [&str; 4] = ["event_time_ms", "key", "value", "watermark"];
 
@@ -120,6 +125,7 @@ enum Cell<'a> {
     Str(&'a str),
     Int(i64),
     Num(f64),
+    Bool(bool),
     Null,
 }
 
@@ -139,17 +145,17 @@ impl From<Option<f64>> for Cell<'_> {
 enum RowWriter<W: Write> {
     Csv {
         writer: Box<csv::Writer<W>>,
-        columns: [&'static str; 4],
+        columns: &'static [&'static str],
         header_written: bool,
     },
     Jsonl {
         writer: BufWriter<W>,
-        columns: [&'static str; 4],
+        columns: &'static [&'static str],
     },
 }
 
 impl<W: Write> RowWriter<W> {
-    fn new(writer: W, format: OutputFormat, columns: [&'static str; 4]) -> Self {
+    fn new(writer: W, format: OutputFormat, columns: &'static [&'static str]) -> Self {
         match format {
             OutputFormat::Csv => RowWriter::Csv {
                 writer: Box::new(
@@ -182,22 +188,25 @@ impl<W: Write> RowWriter<W> {
         Ok(())
     }
 
-    fn write_row(&mut self, cells: [Cell<'_>; 4]) -> io::Result<()> {
+    fn write_row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
         self.write_header_once()?;
         match self {
             RowWriter::Csv { writer, .. } => {
-                let fields = cells.map(|cell| match cell {
-                    Cell::Str(s) => s.to_owned(),
-                    Cell::Int(i) => i.to_string(),
-                    Cell::Num(v) => format_number(v),
-                    Cell::Null => String::new(),
-                });
-                writer.write_record(&fields)?;
+                for cell in cells {
+                    match *cell {
+                        Cell::Str(s) => writer.write_field(s)?,
+                        Cell::Int(i) => writer.write_field(i.to_string())?,
+                        Cell::Num(v) => writer.write_field(format_number(v))?,
+                        Cell::Bool(b) => writer.write_field(if b { "true" } else { "false" })?,
+                        Cell::Null => writer.write_field("")?,
+                    }
+                }
+                writer.write_record(None::<&[u8]>)?;
             }
             RowWriter::Jsonl { writer, columns } => {
                 let mut line = String::with_capacity(96);
                 line.push('{');
-                for (i, (name, cell)) in columns.iter().zip(cells).enumerate() {
+                for (i, (name, cell)) in columns.iter().zip(cells.iter().copied()).enumerate() {
                     if i > 0 {
                         line.push(',');
                     }
@@ -206,6 +215,7 @@ impl<W: Write> RowWriter<W> {
                     match cell {
                         Cell::Str(s) => line.push_str(&json_string(s)),
                         Cell::Int(i) => line.push_str(&i.to_string()),
+                        Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
                         // JSON has no NaN or infinity.
                         Cell::Num(v) if v.is_finite() => line.push_str(&format_number(v)),
                         Cell::Num(_) | Cell::Null => line.push_str("null"),
@@ -248,6 +258,7 @@ fn json_string(s: &str) -> String {
 pub struct ResultWriter<W: Write = Box<dyn Write + Send>> {
     rows: RowWriter<W>,
     written: u64,
+    empty_column: bool,
 }
 
 impl<W: Write> fmt::Debug for ResultWriter<W> {
@@ -262,9 +273,40 @@ impl<W: Write> ResultWriter<W> {
     /// Writes results in `format` to `writer`.
     pub fn new(writer: W, format: OutputFormat) -> Self {
         ResultWriter {
-            rows: RowWriter::new(writer, format, RESULT_COLUMNS),
+            rows: RowWriter::new(writer, format, &RESULT_COLUMNS),
             written: 0,
+            empty_column: false,
         }
+    }
+
+    /// Writes results with the key-window strategy's extra `empty` column
+    /// ([`KEY_WINDOW_RESULT_COLUMNS`]); write them with [`ResultWriter::write_key_window_result`].
+    pub fn with_empty_column(writer: W, format: OutputFormat) -> Self {
+        ResultWriter {
+            rows: RowWriter::new(writer, format, &KEY_WINDOW_RESULT_COLUMNS),
+            written: 0,
+            empty_column: true,
+        }
+    }
+
+    /// Writes one key-window result: `empty` is true on a key's empty result (whose `result`
+    /// is then `None`). On a writer without the `empty` column the flag is not written.
+    ///
+    /// # Errors
+    ///
+    /// Fails if the underlying writer fails.
+    pub fn write_key_window_result(&mut self, r: &ResultRecord<'_>, empty: bool) -> io::Result<()> {
+        let cells = [
+            Cell::Str(r.key),
+            r.window_start.into(),
+            r.window_end.into(),
+            r.result.into(),
+            Cell::Bool(empty),
+        ];
+        let n = if self.empty_column { 5 } else { 4 };
+        self.rows.write_row(&cells[..n])?;
+        self.written += 1;
+        Ok(())
     }
 
     /// Writes one result.
@@ -273,12 +315,15 @@ impl<W: Write> ResultWriter<W> {
     ///
     /// Fails if the underlying writer fails.
     pub fn write_result(&mut self, r: &ResultRecord<'_>) -> io::Result<()> {
-        self.rows.write_row([
+        let cells = [
             Cell::Str(r.key),
             r.window_start.into(),
             r.window_end.into(),
             r.result.into(),
-        ])?;
+            Cell::Bool(false),
+        ];
+        let n = if self.empty_column { 5 } else { 4 };
+        self.rows.write_row(&cells[..n])?;
         self.written += 1;
         Ok(())
     }
@@ -329,7 +374,7 @@ impl<W: Write> LateWriter<W> {
     /// Writes late elements in `format` to `writer`.
     pub fn new(writer: W, format: OutputFormat) -> Self {
         LateWriter {
-            rows: RowWriter::new(writer, format, LATE_COLUMNS),
+            rows: RowWriter::new(writer, format, &LATE_COLUMNS),
             written: 0,
         }
     }
@@ -341,7 +386,7 @@ impl<W: Write> LateWriter<W> {
     ///
     /// Fails if the underlying writer fails.
     pub fn write_late(&mut self, event: &Event, watermark: i64) -> io::Result<()> {
-        self.rows.write_row([
+        self.rows.write_row(&[
             Cell::Int(event.timestamp),
             Cell::Str(&event.key),
             Cell::Num(event.value),

@@ -1,0 +1,284 @@
+//! The key-window contract (`docs/keywindow.md`, "What must hold") as randomized properties:
+//! key windows against the native sliding-window operator (`WindowOperator` with
+//! `SlidingWindows`, checked against real Flink by the conformance cases).
+//!
+//! - Equivalence: per key, every key-window value equals the native result of that window, and
+//!   at every window start between two key-window outputs the native output equals the latest
+//!   key-window output (an empty result standing for "native emits nothing").
+//! - Count: key windows created `<= 2n` and `<= native + n`; exactly `2n` when no two elements of
+//!   a key share a slide interval or lie exactly a multiple of the size apart on the grid (checked
+//!   on inputs built that way); the native count reported equals the native operator's.
+
+use std::collections::BTreeMap;
+
+use engine::assigners::{SlidingWindows, TimeDomain, WindowAssigner};
+use engine::core::{NumericAggregate, TimeWindow};
+use engine::keywindow::{EventTimeKeyWindows, KeyWindowResult, KeyWindows, SlidingGeometry};
+use engine::operator::{Emitted, Incremental, OperatorConfig, WindowOperator};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    size: i64,
+    slide: i64,
+    offset: i64,
+    agg: NumericAggregate,
+}
+
+type Native = BTreeMap<(u32, i64), Option<f64>>;
+type Keyed = Vec<(u32, TimeWindow, KeyWindowResult<Option<f64>>)>;
+
+/// The native operator's results per (key, window start); each window fires once (lateness 0,
+/// nothing late in these inputs). Also returns the windows it created.
+fn native(case: Case, arrivals: &[(i64, u32, f64)], delay: i64) -> (Native, u64) {
+    let assigner =
+        SlidingWindows::new(case.size, case.slide, case.offset, TimeDomain::EventTime).unwrap();
+    let trigger = WindowAssigner::<f64>::default_trigger(&assigner);
+    let mut op = WindowOperator::new(
+        assigner,
+        trigger,
+        Incremental(case.agg),
+        OperatorConfig::default(),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let mut max = i64::MIN;
+    for &(t, k, v) in arrivals {
+        op.process_element(k, v, t, &mut out).unwrap();
+        max = max.max(t);
+        op.process_watermark(max - delay - 1, &mut out);
+    }
+    op.process_watermark(i64::MAX, &mut out);
+    assert_eq!(
+        op.metrics().late_elements,
+        0,
+        "the generator makes no late elements"
+    );
+    let mut results = Native::new();
+    for e in out {
+        if let Emitted::Result {
+            key,
+            window,
+            result,
+            ..
+        } = e
+        {
+            assert!(
+                results.insert((key, window.start()), result).is_none(),
+                "native fired twice"
+            );
+        }
+    }
+    (results, op.metrics().windows_created)
+}
+
+fn check_equivalence(case: Case, native: &Native, keyed: &Keyed) {
+    let mut per_key: BTreeMap<u32, BTreeMap<i64, Option<Option<f64>>>> = BTreeMap::new();
+    for (k, w, r) in keyed {
+        let value = match r {
+            KeyWindowResult::Value(v) => Some(*v),
+            KeyWindowResult::Empty => None,
+        };
+        assert!(
+            per_key
+                .entry(*k)
+                .or_default()
+                .insert(w.start(), value)
+                .is_none(),
+            "key window fired twice"
+        );
+        if let Some(v) = value {
+            assert_eq!(
+                native.get(&(*k, w.start())),
+                Some(&v),
+                "{case:?}: key {k} window {w:?} differs from native"
+            );
+        } else {
+            assert!(
+                !native.contains_key(&(*k, w.start())),
+                "{case:?}: empty key window {w:?} but native fired it"
+            );
+        }
+    }
+    // Between key-window outputs the native output is constant.
+    for (&(k, start), &v) in native {
+        let latest = per_key
+            .get(&k)
+            .and_then(|m| m.range(..=start).next_back())
+            .unwrap_or_else(|| {
+                panic!("{case:?}: native window {start} of key {k} before any key window")
+            });
+        assert_eq!(
+            *latest.1,
+            Some(v),
+            "{case:?}: native window {start} of key {k}, latest key window {}",
+            latest.0
+        );
+    }
+    // And where native emits nothing, the latest key window is empty.
+    for (&k, m) in &per_key {
+        let (first, last) = (*m.keys().next().unwrap(), *m.keys().next_back().unwrap());
+        let mut s = first;
+        while s <= last {
+            if !native.contains_key(&(k, s)) {
+                let latest = m.range(..=s).next_back().unwrap();
+                assert_eq!(
+                    *latest.1, None,
+                    "{case:?}: key {k} start {s}: native silent, key window {} not empty",
+                    latest.0
+                );
+            }
+            s += case.slide;
+        }
+    }
+}
+
+fn random_case(rng: &mut Rng) -> Case {
+    let slide = rng.range(1, 5);
+    let size = slide * rng.range(1, 6)
+        + if rng.next() % 3 == 0 {
+            rng.range(0, slide - 1)
+        } else {
+            0
+        };
+    Case {
+        size,
+        slide,
+        offset: rng.range(-(slide - 1), slide - 1),
+        agg: [
+            NumericAggregate::Sum,
+            NumericAggregate::Count,
+            NumericAggregate::Max,
+        ][(rng.next() % 3) as usize],
+    }
+}
+
+#[test]
+fn in_order_key_windows_equal_native_sliding_windows() {
+    // Processing time (the paper's setting): elements in time order.
+    let mut rng = Rng(0x5EED_1234);
+    for _ in 0..1500 {
+        let case = random_case(&mut rng);
+        let n = rng.range(1, 30) as usize;
+        let mut t = rng.range(-40, 10);
+        let mut arrivals = Vec::new();
+        for _ in 0..n {
+            t += rng.range(0, 2 * case.size);
+            arrivals.push((t, (rng.next() % 3) as u32, rng.range(-5, 9) as f64));
+        }
+        let (native, native_created) = native(case, &arrivals, 0);
+        let mut kw = KeyWindows::new(
+            SlidingGeometry::new(case.size, case.slide, case.offset).unwrap(),
+            case.agg,
+        );
+        let mut keyed = Keyed::new();
+        for &(t, k, v) in &arrivals {
+            kw.process(k, v, t, &mut keyed).unwrap();
+        }
+        kw.advance_time(i64::MAX, &mut keyed);
+        check_equivalence(case, &native, &keyed);
+        let m = kw.metrics();
+        assert_eq!(m.native_windows, native_created, "{case:?}");
+        assert!(m.key_windows_created <= 2 * n as u64, "{case:?}");
+        assert!(
+            m.key_windows_created <= native_created + n as u64,
+            "{case:?}"
+        );
+        assert_eq!(m.results_emitted, keyed.len() as u64);
+        assert_eq!(kw.live_windows(), 0);
+    }
+}
+
+#[test]
+fn event_time_key_windows_equal_native_with_out_of_order_input() {
+    // Beyond the paper: out-of-order input within the watermark delay, negative times too.
+    let mut rng = Rng(0xC0FF_EE00);
+    for _ in 0..1500 {
+        let case = random_case(&mut rng);
+        let delay = rng.range(0, 12);
+        let n = rng.range(1, 30) as usize;
+        let mut base = rng.range(-60, 0);
+        let mut arrivals = Vec::new();
+        for _ in 0..n {
+            base += rng.range(0, case.size);
+            // Up to `delay` behind the latest so far: never behind the watermark.
+            let t = base - rng.range(0, delay);
+            arrivals.push((t, (rng.next() % 3) as u32, rng.range(-5, 9) as f64));
+        }
+        let mut max = i64::MIN;
+        for a in &mut arrivals {
+            a.0 = a.0.max(max.saturating_sub(delay));
+            max = max.max(a.0);
+        }
+        let (native, native_created) = native(case, &arrivals, delay);
+        let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+        let mut kw = EventTimeKeyWindows::new(geometry, case.agg, 0);
+        let mut keyed = Keyed::new();
+        let mut max = i64::MIN;
+        for &(t, k, v) in &arrivals {
+            assert!(kw.process_element(k, v, t).is_none(), "{case:?}: {t} late");
+            max = max.max(t);
+            kw.process_watermark(max - delay - 1, &mut keyed);
+        }
+        kw.process_watermark(i64::MAX, &mut keyed);
+        check_equivalence(case, &native, &keyed);
+        assert_eq!(kw.metrics().native_windows, native_created, "{case:?}");
+        assert!(kw.metrics().key_windows_created <= 2 * n as u64);
+    }
+}
+
+#[test]
+fn exactly_two_windows_per_element_for_keys_sparser_than_the_window() {
+    // Elements of a key at least `size + slide` apart: 2n key windows against n * size / slide
+    // native ones (the contract's counting property).
+    let mut rng = Rng(77);
+    for _ in 0..300 {
+        let slide = rng.range(1, 10);
+        let size = slide * rng.range(2, 50);
+        let n = rng.range(1, 40);
+        let mut kw = KeyWindows::new(
+            SlidingGeometry::new(size, slide, 0).unwrap(),
+            NumericAggregate::Sum,
+        );
+        let mut out = Keyed::new();
+        let mut t = rng.range(-1000, 1000);
+        for _ in 0..n {
+            kw.process(0, 1.0, t, &mut out).unwrap();
+            // At least size + slide apart: no shared slide interval, nothing exactly p apart.
+            t += size + slide + rng.range(0, 3 * size);
+        }
+        kw.advance_time(i64::MAX, &mut out);
+        let m = kw.metrics();
+        assert_eq!(m.key_windows_created, 2 * n as u64);
+        assert_eq!(m.native_windows, (n * size / slide) as u64);
+        assert_eq!(m.empty_results, n as u64, "every right key window is empty");
+    }
+}
+
+#[test]
+fn late_elements_are_handed_back_in_event_time() {
+    let geometry = SlidingGeometry::new(10, 5, 0).unwrap();
+    let mut kw = EventTimeKeyWindows::new(geometry, NumericAggregate::Sum, 0);
+    let mut out = Keyed::new();
+    assert!(kw.process_element(0, 1.0, 100).is_none());
+    kw.process_watermark(100, &mut out);
+    // Scenario B36: a@3 after WM 100 is late and creates no window state.
+    let late = kw.process_element(0, 1.0, 3).expect("late");
+    assert_eq!((late.timestamp, late.watermark), (3, 100));
+    assert_eq!(kw.late_elements(), 1);
+    kw.process_watermark(i64::MAX, &mut out);
+    assert!(out.iter().all(|(_, w, _)| w.start() > 3));
+}

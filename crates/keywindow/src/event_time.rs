@@ -1,0 +1,157 @@
+//! Key windows in event time: a reordering buffer in front of the in-order mechanism.
+//!
+//! The paper's mechanism needs elements in time order. In event time they arrive out of order,
+//! so [`EventTimeKeyWindows`] holds them in a buffer ordered by event time and releases them, in
+//! order, once the watermark (less the allowed lateness) passes them; then it advances the key
+//! windows' time to the same point, which fires every window whose max timestamp it reached.
+//!
+//! An element at or behind that point when it arrives (`timestamp + allowed_lateness <=
+//! watermark`, Flink's element-lateness rule) is late: it is handed back to the caller, who counts
+//! it and may send it to a side output. With allowed lateness `A`, windows fire once when the
+//! watermark reaches `max_timestamp + A`, with everything that arrived in time: the content of
+//! Flink's last (late) firing, without the earlier partial firings.
+
+use std::collections::BTreeMap;
+use std::hash::Hash;
+
+use window_core::{time, AggregateFunction, Timestamp};
+
+use crate::{KeyWindowError, KeyWindowMetrics, KeyWindowOutput, KeyWindows, SlidingGeometry};
+
+/// A late element handed back by [`EventTimeKeyWindows::process_element`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LateElement<K, T> {
+    /// The key.
+    pub key: K,
+    /// The element.
+    pub value: T,
+    /// Its event timestamp in ms.
+    pub timestamp: Timestamp,
+    /// The watermark when it arrived.
+    pub watermark: Timestamp,
+}
+
+/// Key windows in event time (beyond the paper, which stops at processing time).
+///
+/// # Examples
+/// ```
+/// use keywindow::{EventTimeKeyWindows, KeyWindowResult, SlidingGeometry};
+/// use window_core::{NumericAggregate, TimeWindow};
+/// let mut kw = EventTimeKeyWindows::new(SlidingGeometry::new(4, 1, 0)?, NumericAggregate::Max, 0);
+/// let mut out = Vec::new();
+/// assert!(kw.process_element("a", 3.0, 5).is_none());
+/// assert!(kw.process_element("a", 9.0, 2).is_none()); // out of order, buffered
+/// kw.process_watermark(i64::MAX, &mut out);
+/// assert_eq!(out[0], ("a", TimeWindow::new(-1, 3), KeyWindowResult::Value(Some(9.0))));
+/// # Ok::<(), keywindow::KeyWindowError>(())
+/// ```
+pub struct EventTimeKeyWindows<K, T, F: AggregateFunction<T>> {
+    inner: KeyWindows<K, T, F>,
+    buffer: BTreeMap<(Timestamp, u64), (K, T)>,
+    sequence: u64,
+    watermark: Timestamp,
+    allowed_lateness: i64,
+    late_elements: u64,
+}
+
+impl<K, T, F: AggregateFunction<T>> std::fmt::Debug for EventTimeKeyWindows<K, T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventTimeKeyWindows")
+            .field("inner", &self.inner)
+            .field("buffered", &self.buffer.len())
+            .field("watermark", &self.watermark)
+            .field("allowed_lateness", &self.allowed_lateness)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, T, F> EventTimeKeyWindows<K, T, F>
+where
+    K: Hash + Eq + Clone,
+    F: AggregateFunction<T>,
+{
+    /// Event-time key windows for `geometry`, aggregating with `function`, with
+    /// `allowed_lateness` ms (negative is treated as 0).
+    pub fn new(geometry: SlidingGeometry, function: F, allowed_lateness: i64) -> Self {
+        Self {
+            inner: KeyWindows::new(geometry, function),
+            buffer: BTreeMap::new(),
+            sequence: 0,
+            watermark: Timestamp::MIN,
+            allowed_lateness: allowed_lateness.max(0),
+            late_elements: 0,
+        }
+    }
+
+    /// Buffers an element; returns it back as late when `timestamp + allowed_lateness <=
+    /// watermark`.
+    pub fn process_element(
+        &mut self,
+        key: K,
+        value: T,
+        timestamp: Timestamp,
+    ) -> Option<LateElement<K, T>> {
+        if time::add(timestamp, self.allowed_lateness) <= self.watermark {
+            self.late_elements += 1;
+            return Some(LateElement {
+                key,
+                value,
+                timestamp,
+                watermark: self.watermark,
+            });
+        }
+        self.buffer.insert((timestamp, self.sequence), (key, value));
+        self.sequence += 1;
+        None
+    }
+
+    /// Advances the watermark (ignored unless later than the current one): releases buffered
+    /// elements up to `watermark - allowed_lateness` in event-time order (stable for equal
+    /// timestamps) and fires the windows that time reached.
+    pub fn process_watermark<O>(&mut self, watermark: Timestamp, out: &mut O)
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
+        if watermark <= self.watermark {
+            return;
+        }
+        self.watermark = watermark;
+        let release_to = time::sub(watermark, self.allowed_lateness);
+        while let Some(entry) = self.buffer.first_entry() {
+            if entry.key().0 > release_to {
+                break;
+            }
+            let ((timestamp, _), (key, value)) = entry.remove_entry();
+            // Released in order and never behind the processor's time (later elements at or
+            // behind `release_to` are refused as late), so this cannot fail.
+            let r: Result<(), KeyWindowError> = self.inner.process(key, value, timestamp, out);
+            debug_assert!(r.is_ok(), "released element out of order: {r:?}");
+        }
+        self.inner.advance_time(release_to, out);
+    }
+
+    /// The current watermark.
+    pub fn current_watermark(&self) -> Timestamp {
+        self.watermark
+    }
+
+    /// Elements waiting in the buffer.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Late elements handed back so far.
+    pub fn late_elements(&self) -> u64 {
+        self.late_elements
+    }
+
+    /// The key windows' counters.
+    pub fn metrics(&self) -> KeyWindowMetrics {
+        self.inner.metrics()
+    }
+
+    /// Windows currently held.
+    pub fn live_windows(&self) -> usize {
+        self.inner.live_windows()
+    }
+}
