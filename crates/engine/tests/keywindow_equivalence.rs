@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 
 use engine::assigners::{SlidingWindows, TimeDomain, WindowAssigner};
 use engine::core::{NumericAggregate, TimeWindow};
-use engine::keywindow::{EventTimeKeyWindows, KeyWindowResult, KeyWindows, SlidingGeometry};
+use engine::keywindow::{
+    EmitMode, EventTimeKeyWindows, EventTimeSlicedWindows, KeyWindowResult, KeyWindows,
+    SlicedWindows, SlidingGeometry,
+};
 use engine::operator::{Emitted, Incremental, OperatorConfig, WindowOperator};
 
 struct Rng(u64);
@@ -281,4 +284,111 @@ fn late_elements_are_handed_back_in_event_time() {
     assert_eq!(kw.late_elements(), 1);
     kw.process_watermark(i64::MAX, &mut out);
     assert!(out.iter().all(|(_, w, _)| w.start() > 3));
+}
+
+/// Random in-order arrivals for `case`: mostly sparse, sometimes a burst in one slice (hot key).
+fn random_arrivals(rng: &mut Rng, case: Case) -> Vec<(i64, u32, f64)> {
+    let n = rng.range(1, 40) as usize;
+    let mut t = rng.range(-40, 10);
+    let mut arrivals = Vec::new();
+    for _ in 0..n {
+        t += if rng.next() % 4 == 0 {
+            0
+        } else {
+            rng.range(0, 2 * case.size)
+        };
+        arrivals.push((t, (rng.next() % 3) as u32, rng.range(-5, 9) as f64));
+    }
+    arrivals
+}
+
+#[test]
+fn sliced_windows_emit_the_native_results() {
+    // The sliced strategy in AllWindows mode emits every non-empty window with the native result.
+    let mut rng = Rng(0xA11_5EED);
+    for _ in 0..1500 {
+        let case = random_case(&mut rng);
+        let arrivals = random_arrivals(&mut rng, case);
+        let (native, native_created) = native(case, &arrivals, 0);
+        let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+        let mut sliced = SlicedWindows::new(geometry, case.agg, EmitMode::AllWindows);
+        let mut out = Keyed::new();
+        for &(t, k, v) in &arrivals {
+            sliced.process(k, v, t, &mut out).unwrap();
+        }
+        sliced.advance_time(i64::MAX, &mut out);
+        let mut got = Native::new();
+        for (k, w, r) in out {
+            let KeyWindowResult::Value(v) = r else {
+                panic!("{case:?}: empty result in AllWindows mode");
+            };
+            assert!(
+                got.insert((k, w.start()), v).is_none(),
+                "{case:?}: window fired twice"
+            );
+        }
+        assert_eq!(got, native, "{case:?} {arrivals:?}");
+        assert_eq!(sliced.metrics().native_windows, native_created);
+        assert_eq!(sliced.live_slices(), 0);
+        assert_eq!(sliced.live_keys(), 0);
+    }
+}
+
+#[test]
+fn sliced_windows_in_changes_mode_emit_the_key_window_results() {
+    let mut rng = Rng(0xC4A7_6E5);
+    for _ in 0..1500 {
+        let case = random_case(&mut rng);
+        let arrivals = random_arrivals(&mut rng, case);
+        let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+        let mut kw = KeyWindows::new(geometry, case.agg);
+        let mut sliced = SlicedWindows::new(geometry, case.agg, EmitMode::Changes);
+        let (mut a, mut b) = (Keyed::new(), Keyed::new());
+        for &(t, k, v) in &arrivals {
+            kw.process(k, v, t, &mut a).unwrap();
+            sliced.process(k, v, t, &mut b).unwrap();
+        }
+        kw.advance_time(i64::MAX, &mut a);
+        sliced.advance_time(i64::MAX, &mut b);
+        for key in 0..3 {
+            let of = |v: &Keyed| v.iter().filter(|r| r.0 == key).cloned().collect::<Vec<_>>();
+            assert_eq!(of(&b), of(&a), "{case:?} key {key} {arrivals:?}");
+        }
+    }
+}
+
+#[test]
+fn event_time_sliced_windows_equal_native_with_out_of_order_input() {
+    let mut rng = Rng(0xE7E7);
+    for _ in 0..800 {
+        let case = random_case(&mut rng);
+        let delay = rng.range(0, 12);
+        let mut arrivals = random_arrivals(&mut rng, case);
+        // Shuffle within the watermark delay: never behind the watermark.
+        let mut max = i64::MIN;
+        for a in &mut arrivals {
+            a.0 -= rng.range(0, delay);
+            a.0 = a.0.max(max.saturating_sub(delay));
+            max = max.max(a.0);
+        }
+        let (native, _) = native(case, &arrivals, delay);
+        let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+        let mut sliced = EventTimeSlicedWindows::new(geometry, case.agg, EmitMode::AllWindows, 0);
+        let mut out = Keyed::new();
+        let mut max = i64::MIN;
+        for &(t, k, v) in &arrivals {
+            assert!(sliced.process_element(k, v, t).is_none());
+            max = max.max(t);
+            sliced.process_watermark(max - delay - 1, &mut out);
+        }
+        sliced.process_watermark(i64::MAX, &mut out);
+        let got: Native = out
+            .into_iter()
+            .map(|(k, w, r)| match r {
+                KeyWindowResult::Value(v) => ((k, w.start()), v),
+                KeyWindowResult::Empty => panic!("empty in AllWindows mode"),
+            })
+            .collect();
+        assert_eq!(got, native, "{case:?}");
+    }
 }

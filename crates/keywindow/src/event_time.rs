@@ -1,9 +1,10 @@
-//! Key windows in event time: a reordering buffer in front of the in-order mechanism.
+//! Event time for the in-order sliding-window processors: a reordering buffer in front of them.
 //!
-//! The paper's mechanism needs elements in time order. In event time they arrive out of order,
-//! so [`EventTimeKeyWindows`] holds them in a buffer ordered by event time and releases them, in
-//! order, once the watermark (less the allowed lateness) passes them; then it advances the key
-//! windows' time to the same point, which fires every window whose max timestamp it reached.
+//! Key windows and sliced windows need their elements in time order. In event time elements
+//! arrive out of order, so [`EventTime`] holds them in a buffer ordered by event time and
+//! releases them, in order, once the watermark (less the allowed lateness) passes them; then it
+//! advances the processor's time to the same point, which fires every window whose max timestamp
+//! it reached.
 //!
 //! An element at or behind that point when it arrives (`timestamp + allowed_lateness <=
 //! watermark`, Flink's element-lateness rule) is late: it is handed back to the caller, who counts
@@ -16,9 +17,10 @@ use std::hash::Hash;
 
 use window_core::{time, AggregateFunction, Timestamp};
 
-use crate::{KeyWindowError, KeyWindowMetrics, KeyWindowOutput, KeyWindows, SlidingGeometry};
+use crate::sliced::{EmitMode, SlicedWindows};
+use crate::{InOrderWindows, KeyWindowMetrics, KeyWindowOutput, KeyWindows, SlidingGeometry};
 
-/// A late element handed back by [`EventTimeKeyWindows::process_element`].
+/// A late element handed back by [`EventTime::process_element`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct LateElement<K, T> {
     /// The key.
@@ -29,6 +31,16 @@ pub struct LateElement<K, T> {
     pub timestamp: Timestamp,
     /// The watermark when it arrived.
     pub watermark: Timestamp,
+}
+
+/// An in-order processor `P` driven by event time and watermarks.
+pub struct EventTime<P, K, T> {
+    inner: P,
+    buffer: BTreeMap<(Timestamp, u64), (K, T)>,
+    sequence: u64,
+    watermark: Timestamp,
+    allowed_lateness: i64,
+    late_elements: u64,
 }
 
 /// Key windows in event time (beyond the paper, which stops at processing time).
@@ -45,18 +57,14 @@ pub struct LateElement<K, T> {
 /// assert_eq!(out[0], ("a", TimeWindow::new(-1, 3), KeyWindowResult::Value(Some(9.0))));
 /// # Ok::<(), keywindow::KeyWindowError>(())
 /// ```
-pub struct EventTimeKeyWindows<K, T, F: AggregateFunction<T>> {
-    inner: KeyWindows<K, T, F>,
-    buffer: BTreeMap<(Timestamp, u64), (K, T)>,
-    sequence: u64,
-    watermark: Timestamp,
-    allowed_lateness: i64,
-    late_elements: u64,
-}
+pub type EventTimeKeyWindows<K, T, F> = EventTime<KeyWindows<K, T, F>, K, T>;
 
-impl<K, T, F: AggregateFunction<T>> std::fmt::Debug for EventTimeKeyWindows<K, T, F> {
+/// Sliced windows in event time.
+pub type EventTimeSlicedWindows<K, T, F> = EventTime<SlicedWindows<K, T, F>, K, T>;
+
+impl<P: std::fmt::Debug, K, T> std::fmt::Debug for EventTime<P, K, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventTimeKeyWindows")
+        f.debug_struct("EventTime")
             .field("inner", &self.inner)
             .field("buffered", &self.buffer.len())
             .field("watermark", &self.watermark)
@@ -65,7 +73,7 @@ impl<K, T, F: AggregateFunction<T>> std::fmt::Debug for EventTimeKeyWindows<K, T
     }
 }
 
-impl<K, T, F> EventTimeKeyWindows<K, T, F>
+impl<K, T, F> EventTime<KeyWindows<K, T, F>, K, T>
 where
     K: Hash + Eq + Clone,
     F: AggregateFunction<T>,
@@ -73,8 +81,39 @@ where
     /// Event-time key windows for `geometry`, aggregating with `function`, with
     /// `allowed_lateness` ms (negative is treated as 0).
     pub fn new(geometry: SlidingGeometry, function: F, allowed_lateness: i64) -> Self {
+        EventTime::wrap(KeyWindows::new(geometry, function), allowed_lateness)
+    }
+}
+
+impl<K, T, F> EventTime<SlicedWindows<K, T, F>, K, T>
+where
+    K: Hash + Eq + Clone,
+    F: AggregateFunction<T>,
+{
+    /// Event-time sliced windows for `geometry`, aggregating with `function`, emitting as
+    /// `emit` says, with `allowed_lateness` ms (negative is treated as 0).
+    pub fn new(
+        geometry: SlidingGeometry,
+        function: F,
+        emit: EmitMode,
+        allowed_lateness: i64,
+    ) -> Self {
+        EventTime::wrap(
+            SlicedWindows::new(geometry, function, emit),
+            allowed_lateness,
+        )
+    }
+}
+
+impl<P, K, T> EventTime<P, K, T>
+where
+    P: InOrderWindows<K, T>,
+{
+    /// Puts the reordering buffer in front of `inner`, with `allowed_lateness` ms (negative is
+    /// treated as 0).
+    pub fn wrap(inner: P, allowed_lateness: i64) -> Self {
         Self {
-            inner: KeyWindows::new(geometry, function),
+            inner,
             buffer: BTreeMap::new(),
             sequence: 0,
             watermark: Timestamp::MIN,
@@ -110,7 +149,7 @@ where
     /// timestamps) and fires the windows that time reached.
     pub fn process_watermark<O>(&mut self, watermark: Timestamp, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: KeyWindowOutput<K, P::Out>,
     {
         if watermark <= self.watermark {
             return;
@@ -124,7 +163,7 @@ where
             let ((timestamp, _), (key, value)) = entry.remove_entry();
             // Released in order and never behind the processor's time (later elements at or
             // behind `release_to` are refused as late), so this cannot fail.
-            let r: Result<(), KeyWindowError> = self.inner.process(key, value, timestamp, out);
+            let r = self.inner.process(key, value, timestamp, out);
             debug_assert!(r.is_ok(), "released element out of order: {r:?}");
         }
         self.inner.advance_time(release_to, out);
@@ -145,13 +184,18 @@ where
         self.late_elements
     }
 
-    /// The key windows' counters.
+    /// The processor's counters.
     pub fn metrics(&self) -> KeyWindowMetrics {
         self.inner.metrics()
     }
 
-    /// Windows currently held.
+    /// Windows (or slices) currently held.
     pub fn live_windows(&self) -> usize {
         self.inner.live_windows()
+    }
+
+    /// The wrapped processor.
+    pub fn inner(&self) -> &P {
+        &self.inner
     }
 }

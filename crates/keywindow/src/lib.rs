@@ -33,8 +33,10 @@
 #![forbid(unsafe_code)]
 
 mod event_time;
+pub mod sliced;
 
-pub use event_time::{EventTimeKeyWindows, LateElement};
+pub use event_time::{EventTime, EventTimeKeyWindows, EventTimeSlicedWindows, LateElement};
+pub use sliced::{EmitMode, SlicedWindows};
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
@@ -120,6 +122,38 @@ pub struct KeyWindowMetrics {
     pub inherited: u64,
 }
 
+/// A sliding-window processor that takes its elements in time order ([`KeyWindows`],
+/// [`SlicedWindows`]); [`EventTime`] puts a reordering buffer in front of one.
+pub trait InOrderWindows<K, T> {
+    /// What a window emits.
+    type Out;
+
+    /// Processes an element of `key` at `time` (ms), first firing every window whose max
+    /// timestamp is before `time`.
+    ///
+    /// # Errors
+    /// [`KeyWindowError::OutOfOrder`] if `time` is before the current time (nothing changes).
+    fn process<O: KeyWindowOutput<K, Self::Out>>(
+        &mut self,
+        key: K,
+        value: T,
+        time: Timestamp,
+        out: &mut O,
+    ) -> Result<(), KeyWindowError>;
+
+    /// Moves time to `time` (never back), firing every window whose max timestamp is `<= time`.
+    fn advance_time<O: KeyWindowOutput<K, Self::Out>>(&mut self, time: Timestamp, out: &mut O);
+
+    /// The counters so far.
+    fn metrics(&self) -> KeyWindowMetrics;
+
+    /// Windows (or slices) currently held.
+    fn live_windows(&self) -> usize;
+
+    /// The current time.
+    fn current_time(&self) -> Timestamp;
+}
+
 /// Sliding-window geometry: size, slide and offset in ms, aligned as Flink aligns them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlidingGeometry {
@@ -167,27 +201,27 @@ impl SlidingGeometry {
     }
 
     /// Start of the slide interval holding `t` (the last window start `<= t`).
-    fn slot(&self, t: Timestamp) -> i64 {
+    pub(crate) fn slot(&self, t: Timestamp) -> i64 {
         TimeWindow::window_start_with_offset(t, self.offset, self.slide)
     }
 
     /// Start of the left key window of an element at `t`: the first window start `> t - size`.
-    fn left_start(&self, t: Timestamp) -> i64 {
+    pub(crate) fn left_start(&self, t: Timestamp) -> i64 {
         self.slot(t.saturating_sub(self.size))
             .saturating_add(self.slide)
     }
 
     /// Start of the right key window of an element at `t`: the first window start `> t`.
-    fn right_start(&self, t: Timestamp) -> i64 {
+    pub(crate) fn right_start(&self, t: Timestamp) -> i64 {
         self.slot(t).saturating_add(self.slide)
     }
 
-    fn window(&self, start: i64) -> TimeWindow {
+    pub(crate) fn window(&self, start: i64) -> TimeWindow {
         TimeWindow::new(start, start.saturating_add(self.size))
     }
 
     /// Index of a window start on the slide grid.
-    fn index(&self, start: i64) -> i64 {
+    pub(crate) fn index(&self, start: i64) -> i64 {
         (start - self.offset).div_euclid(self.slide)
     }
 }
@@ -331,14 +365,7 @@ where
         let slot = self.intern(&key);
         let state = self.keys[slot as usize].as_mut().expect("interned key");
 
-        // Native windows the Flink operator would create: window starts in (t - p, t] on the
-        // grid, counted once per key (elements come in time order, so a running maximum works).
-        let (first, last) = (g.index(g.left_start(time)), g.index(g.slot(time)));
-        let from = state.native_covered.map_or(first, |c| first.max(c + 1));
-        if last >= from {
-            self.metrics.native_windows += (last - from + 1) as u64;
-        }
-        state.native_covered = Some(state.native_covered.map_or(last, |c| c.max(last)));
+        self.metrics.native_windows += count_native_windows(&g, &mut state.native_covered, time);
 
         // 1. The right key window, empty, if it does not exist.
         let right = g.right_start(time);
@@ -482,6 +509,58 @@ where
         };
         self.ids.insert(key.clone(), slot);
         slot
+    }
+}
+
+impl<K, T, F> InOrderWindows<K, T> for KeyWindows<K, T, F>
+where
+    K: Hash + Eq + Clone,
+    F: AggregateFunction<T>,
+{
+    type Out = F::Out;
+
+    fn process<O: KeyWindowOutput<K, F::Out>>(
+        &mut self,
+        key: K,
+        value: T,
+        time: Timestamp,
+        out: &mut O,
+    ) -> Result<(), KeyWindowError> {
+        KeyWindows::process(self, key, value, time, out)
+    }
+
+    fn advance_time<O: KeyWindowOutput<K, F::Out>>(&mut self, time: Timestamp, out: &mut O) {
+        KeyWindows::advance_time(self, time, out);
+    }
+
+    fn metrics(&self) -> KeyWindowMetrics {
+        KeyWindows::metrics(self)
+    }
+
+    fn live_windows(&self) -> usize {
+        KeyWindows::live_windows(self)
+    }
+
+    fn current_time(&self) -> Timestamp {
+        KeyWindows::current_time(self)
+    }
+}
+
+/// Windows the native (Flink) operator creates for a key's element at `time` that it has not
+/// created for earlier elements: window starts in `(time - size, time]` on the grid beyond
+/// `covered`, the highest grid index counted so far (elements come in time order).
+pub(crate) fn count_native_windows(
+    g: &SlidingGeometry,
+    covered: &mut Option<i64>,
+    time: Timestamp,
+) -> u64 {
+    let (first, last) = (g.index(g.left_start(time)), g.index(g.slot(time)));
+    let from = covered.map_or(first, |c| first.max(c + 1));
+    *covered = Some(covered.map_or(last, |c| c.max(last)));
+    if last >= from {
+        (last - from + 1) as u64
+    } else {
+        0
     }
 }
 
