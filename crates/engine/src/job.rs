@@ -15,8 +15,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use keywindow::{
-    EventTimeKeyWindows, KeyWindowMetrics, KeyWindowOutput, KeyWindowResult, KeyWindows,
-    SlidingGeometry,
+    EmitMode, EventTime, InOrderWindows, KeyWindowError, KeyWindowMetrics, KeyWindowOutput,
+    KeyWindowResult, KeyWindows, SlicedWindows, SlidingGeometry,
 };
 use window_assigners::{
     AssignerError, GlobalWindows, SessionWindows, SlidingWindows, TimeDomain, TumblingWindows,
@@ -695,16 +695,106 @@ pub enum Strategy {
     /// result when a key's window becomes empty. Sliding windows with numeric aggregates and
     /// the default trigger only.
     KeyWindow,
+    /// Sliced windows: per key, partial aggregates of non-empty slices in a two-stacks
+    /// aggregator; every non-empty window ([`EmitMode::AllWindows`], the native output) or only
+    /// changes ([`EmitMode::Changes`], the key-window output). Same restrictions as key windows.
+    Sliced(EmitMode),
+}
+
+impl Strategy {
+    /// The strategy's name on the command line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Native => "native",
+            Strategy::KeyWindow => "keywindow",
+            Strategy::Sliced(_) => "sliced",
+        }
+    }
+
+    /// Whether results carry the `empty` flag (key windows, and sliced windows emitting changes).
+    #[must_use]
+    pub fn emits_empty_results(self) -> bool {
+        matches!(
+            self,
+            Strategy::KeyWindow | Strategy::Sliced(EmitMode::Changes)
+        )
+    }
 }
 
 impl FromStr for Strategy {
     type Err = SpecError;
 
+    /// `native`, `keywindow`, `sliced` (every window) or `sliced:changes`.
     fn from_str(s: &str) -> Result<Self, SpecError> {
         match s {
             "native" => Ok(Strategy::Native),
             "keywindow" => Ok(Strategy::KeyWindow),
-            _ => Err(syntax("strategy", s, "expected native or keywindow")),
+            "sliced" | "sliced:all" => Ok(Strategy::Sliced(EmitMode::AllWindows)),
+            "sliced:changes" => Ok(Strategy::Sliced(EmitMode::Changes)),
+            _ => Err(syntax(
+                "strategy",
+                s,
+                "expected native, keywindow, sliced or sliced:changes",
+            )),
+        }
+    }
+}
+
+/// The in-order sliding-window processors behind one type.
+#[derive(Debug)]
+pub enum Ordered {
+    /// Key windows.
+    Key(KeyWindows<String, f64, NumericAggregate>),
+    /// Sliced windows.
+    Sliced(SlicedWindows<String, f64, NumericAggregate>),
+}
+
+impl InOrderWindows<String, f64> for Ordered {
+    type Out = Option<f64>;
+
+    fn process<O: KeyWindowOutput<String, Option<f64>>>(
+        &mut self,
+        key: String,
+        value: f64,
+        time: Timestamp,
+        out: &mut O,
+    ) -> Result<(), KeyWindowError> {
+        match self {
+            Ordered::Key(k) => k.process(key, value, time, out),
+            Ordered::Sliced(s) => s.process(key, value, time, out),
+        }
+    }
+
+    fn advance_time<O: KeyWindowOutput<String, Option<f64>>>(
+        &mut self,
+        time: Timestamp,
+        out: &mut O,
+    ) {
+        match self {
+            Ordered::Key(k) => k.advance_time(time, out),
+            Ordered::Sliced(s) => s.advance_time(time, out),
+        }
+    }
+
+    fn metrics(&self) -> KeyWindowMetrics {
+        match self {
+            Ordered::Key(k) => k.metrics(),
+            Ordered::Sliced(s) => s.metrics(),
+        }
+    }
+
+    fn live_windows(&self) -> usize {
+        match self {
+            Ordered::Key(k) => k.live_windows(),
+            Ordered::Sliced(s) => s.live_slices(),
+        }
+    }
+
+    fn current_time(&self) -> Timestamp {
+        match self {
+            Ordered::Key(k) => k.current_time(),
+            Ordered::Sliced(s) => s.current_time(),
         }
     }
 }
@@ -723,13 +813,10 @@ pub enum NativeOperator {
 pub enum JobOperator {
     /// Flink's window operator.
     Native(NativeOperator),
-    /// Key windows in event time, and where their late elements go.
-    KeyWindowEventTime(
-        Box<EventTimeKeyWindows<String, f64, NumericAggregate>>,
-        LateDataPolicy,
-    ),
-    /// Key windows in processing time.
-    KeyWindowProcessingTime(Box<KeyWindows<String, f64, NumericAggregate>>),
+    /// Key windows or sliced windows in event time, and where their late elements go.
+    OrderedEventTime(Box<EventTime<Ordered, String, f64>>, LateDataPolicy),
+    /// Key windows or sliced windows in processing time.
+    OrderedProcessingTime(Box<Ordered>),
 }
 
 macro_rules! each_native {
@@ -762,8 +849,8 @@ impl JobOperator {
     /// Invalid window parameters, trigger parameters, negative lateness, a trigger that
     /// cannot merge on session windows, or a key-window job that is not a plain sliding window.
     pub fn new(spec: &JobSpec) -> Result<Self, SpecError> {
-        if spec.strategy == Strategy::KeyWindow {
-            return Self::key_windows(spec);
+        if spec.strategy != Strategy::Native {
+            return Self::ordered(spec);
         }
         let config = OperatorConfig {
             allowed_lateness: spec.allowed_lateness,
@@ -834,7 +921,8 @@ impl JobOperator {
         ))))
     }
 
-    fn key_windows(spec: &JobSpec) -> Result<Self, SpecError> {
+    /// Key windows or sliced windows for a sliding-window job.
+    fn ordered(spec: &JobSpec) -> Result<Self, SpecError> {
         let what = "strategy";
         let WindowSpec::Sliding {
             size,
@@ -851,15 +939,15 @@ impl JobOperator {
         if spec.trigger != TriggerSpec::Default || spec.evictor.is_some() {
             return Err(syntax(
                 what,
-                "keywindow",
-                "key windows fire at the window end: no other trigger, no evictor",
+                spec.strategy.name(),
+                "key windows and sliced windows fire at the window end: no other trigger, no evictor",
             ));
         }
         let JobAggregate::Numeric(aggregate) = spec.aggregate else {
             return Err(syntax(
                 what,
-                "keywindow",
-                "key windows keep accumulators, not elements: use count, sum, min, max or mean",
+                spec.strategy.name(),
+                "key windows and sliced windows keep accumulators, not elements: use count, sum, min, max or mean",
             ));
         };
         if spec.allowed_lateness < 0 {
@@ -868,19 +956,19 @@ impl JobOperator {
         // Same validation (and messages) as the native sliding windows.
         SlidingWindows::new(size, slide, offset, spec.time)?;
         let geometry = SlidingGeometry::new(size, slide, offset)
-            .map_err(|e| syntax(what, "keywindow", e.to_string()))?;
+            .map_err(|e| syntax(what, spec.strategy.name(), e.to_string()))?;
+        let ordered = match spec.strategy {
+            Strategy::Sliced(emit) => {
+                Ordered::Sliced(SlicedWindows::new(geometry, aggregate, emit))
+            }
+            _ => Ordered::Key(KeyWindows::new(geometry, aggregate)),
+        };
         Ok(match spec.time {
-            TimeDomain::EventTime => JobOperator::KeyWindowEventTime(
-                Box::new(EventTimeKeyWindows::new(
-                    geometry,
-                    aggregate,
-                    spec.allowed_lateness,
-                )),
+            TimeDomain::EventTime => JobOperator::OrderedEventTime(
+                Box::new(EventTime::wrap(ordered, spec.allowed_lateness)),
                 spec.late_data,
             ),
-            TimeDomain::ProcessingTime => {
-                JobOperator::KeyWindowProcessingTime(Box::new(KeyWindows::new(geometry, aggregate)))
-            }
+            TimeDomain::ProcessingTime => JobOperator::OrderedProcessingTime(Box::new(ordered)),
         })
     }
 
@@ -902,7 +990,7 @@ impl JobOperator {
                 timestamp,
                 &mut SinkAdapter(sink)
             )),
-            JobOperator::KeyWindowEventTime(kw, late_data) => {
+            JobOperator::OrderedEventTime(kw, late_data) => {
                 if let Some(late) = kw.process_element(key, value, timestamp) {
                     if *late_data == LateDataPolicy::SideOutput {
                         sink.late(late.key, late.timestamp, late.value, late.watermark);
@@ -910,7 +998,7 @@ impl JobOperator {
                 }
                 Ok(())
             }
-            JobOperator::KeyWindowProcessingTime(kw) => {
+            JobOperator::OrderedProcessingTime(kw) => {
                 let now = kw.current_time();
                 kw.process(key, value, now, &mut KeyWindowAdapter(sink))
                     .expect("processing time never goes back");
@@ -930,12 +1018,12 @@ impl JobOperator {
                 each_native!(op, |o| o
                     .process_watermark(watermark, &mut SinkAdapter(sink)))
             }
-            JobOperator::KeyWindowEventTime(kw, _) => {
+            JobOperator::OrderedEventTime(kw, _) => {
                 let moved = watermark > kw.current_watermark();
                 kw.process_watermark(watermark, &mut KeyWindowAdapter(sink));
                 moved
             }
-            JobOperator::KeyWindowProcessingTime(_) => false,
+            JobOperator::OrderedProcessingTime(_) => false,
         }
     }
 
@@ -946,8 +1034,8 @@ impl JobOperator {
                 each_native!(op, |o| o
                     .advance_processing_time(now, &mut SinkAdapter(sink)));
             }
-            JobOperator::KeyWindowEventTime(..) => {}
-            JobOperator::KeyWindowProcessingTime(kw) => {
+            JobOperator::OrderedEventTime(..) => {}
+            JobOperator::OrderedProcessingTime(kw) => {
                 kw.advance_time(now, &mut KeyWindowAdapter(sink));
             }
         }
@@ -959,7 +1047,7 @@ impl JobOperator {
     pub fn metrics(&self) -> OperatorMetrics {
         match self {
             JobOperator::Native(op) => each_native!(op, |o| o.metrics()),
-            JobOperator::KeyWindowEventTime(kw, _) => {
+            JobOperator::OrderedEventTime(kw, _) => {
                 let m = kw.metrics();
                 OperatorMetrics {
                     elements: m.elements,
@@ -969,7 +1057,7 @@ impl JobOperator {
                     ..OperatorMetrics::default()
                 }
             }
-            JobOperator::KeyWindowProcessingTime(kw) => {
+            JobOperator::OrderedProcessingTime(kw) => {
                 let m = kw.metrics();
                 OperatorMetrics {
                     elements: m.elements,
@@ -986,8 +1074,8 @@ impl JobOperator {
     pub fn key_window_metrics(&self) -> Option<KeyWindowMetrics> {
         match self {
             JobOperator::Native(_) => None,
-            JobOperator::KeyWindowEventTime(kw, _) => Some(kw.metrics()),
-            JobOperator::KeyWindowProcessingTime(kw) => Some(kw.metrics()),
+            JobOperator::OrderedEventTime(kw, _) => Some(kw.metrics()),
+            JobOperator::OrderedProcessingTime(kw) => Some(kw.metrics()),
         }
     }
 
@@ -1005,8 +1093,8 @@ impl JobOperator {
     pub fn live_windows(&self) -> usize {
         match self {
             JobOperator::Native(op) => each_native!(op, |o| o.live_windows()),
-            JobOperator::KeyWindowEventTime(kw, _) => kw.live_windows(),
-            JobOperator::KeyWindowProcessingTime(kw) => kw.live_windows(),
+            JobOperator::OrderedEventTime(kw, _) => kw.live_windows(),
+            JobOperator::OrderedProcessingTime(kw) => kw.live_windows(),
         }
     }
 

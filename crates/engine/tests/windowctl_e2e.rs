@@ -534,3 +534,27 @@ fn keywindow_strategy_prints_the_worked_example_with_an_empty_column() {
         stderr(&o)
     );
 }
+
+#[test]
+fn sliced_strategy_gives_the_native_output_and_sliced_changes_the_keywindow_output() {
+    let input = [
+        "--input",
+        "data/usgs_quakes_tiny.csv",
+        "--window",
+        "sliding:1h:5min",
+        "--agg",
+        "max",
+        "--out-of-orderness",
+        "7d",
+    ];
+    let run = |strategy: &str| {
+        let mut args = input.to_vec();
+        args.extend(["--strategy", strategy]);
+        let o = windowctl(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        sorted_output(&o)
+    };
+    // With a 7 d delay nothing is late, so the native output is exactly reproduced.
+    assert_eq!(run("sliced"), run("native"));
+    assert_eq!(run("sliced:changes"), run("keywindow"));
+}

@@ -125,10 +125,16 @@ struct RunArgs {
     trigger: TriggerSpec,
 
     /// How sliding windows are computed: native (Flink's operator: every window of every
-    /// element, a result per non-empty window) or keywindow (two windows per element, a result
+    /// element, a result per non-empty window); keywindow (two windows per element, a result
     /// only where it changes, plus one result with `empty` = true when a key's window becomes
-    /// empty; output gets an `empty` column). See docs/keywindow.md.
-    #[arg(long, default_value = "native", value_name = "native|keywindow")]
+    /// empty; output gets an `empty` column); sliced (per-key partial aggregates of non-empty
+    /// slices: the native output at a cost that does not grow with size/slide); sliced:changes
+    /// (sliced, with the keywindow output). See docs/keywindow.md and docs/sliced.md.
+    #[arg(
+        long,
+        default_value = "native",
+        value_name = "native|keywindow|sliced|sliced:changes"
+    )]
     strategy: Strategy,
 
     /// Evictor: count:N[:after] (keep the last N elements), time:D[:after] (keep elements within D
@@ -371,7 +377,7 @@ fn run(args: RunArgs) -> Result<()> {
         None => None,
     };
     let mut sink = OutputSink {
-        results: if plan.spec.strategy == Strategy::KeyWindow {
+        results: if plan.spec.strategy.emits_empty_results() {
             ResultWriter::with_empty_column(create_output(&output_target)?, output_format)
         } else {
             ResultWriter::new(create_output(&output_target)?, output_format)
@@ -653,9 +659,14 @@ fn summary(
         policy.skipped, counts.rejected_by_operator, plan.out_of_orderness
     );
     if let Some(k) = op.key_window_metrics() {
+        let created = if plan.spec.strategy == Strategy::KeyWindow {
+            "key windows"
+        } else {
+            "slices"
+        };
         let _ = writeln!(
             err,
-            "windowctl: key windows created: {}; the native operator would create: {} ({:.1}x); results emitted: {} ({} empty)",
+            "windowctl: {created} created: {}; the native operator would create: {} windows ({:.1}x); results emitted: {} ({} empty)",
             k.key_windows_created,
             k.native_windows,
             k.native_windows as f64 / (k.key_windows_created.max(1)) as f64,
