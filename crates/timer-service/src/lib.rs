@@ -5,8 +5,8 @@
 //! namespace is the window). This crate keeps those requests: a timer is identified by
 //! `(timestamp, key, namespace)`, so registering the same one twice keeps one timer, exactly as
 //! Flink's `InternalTimerService` deduplicates. Timers sit in a time-ordered index
-//! ([`TimerQueue`], a B-tree ordered by timestamp first), so advancing time touches only the timers
-//! that are due, never every key.
+//! ([`TimerQueue`]: buckets per timestamp in a B-tree, plus a hash set of the live timers), so
+//! advancing time touches only the timers that are due, never every key.
 //!
 //! [`TimerService`] pairs the two queues with the current watermark; [`Clock`] abstracts where
 //! processing time comes from ([`SystemClock`] in production, [`ManualClock`] in tests).
@@ -16,7 +16,8 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::hash::Hash;
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -36,8 +37,13 @@ pub struct Timer<K, N> {
     pub namespace: N,
 }
 
-/// Timers of one time domain, deduplicated and ordered by timestamp, then key, then namespace
-/// (so timers due at the same time fire in a deterministic order).
+/// Timers of one time domain, deduplicated and fired in timestamp order.
+///
+/// Layout: a B-tree from timestamp to the bucket of (key, namespace) pairs registered for it, in
+/// registration order, and a hash set of the live timers. Many timers share a timestamp (every
+/// window ending at `t`, across keys), so the B-tree stays small and registering is a hash-set
+/// insert plus a push. Deleting only removes the timer from the live set; its bucket entry is
+/// skipped when its time comes. Timers due at the same time fire in registration order.
 ///
 /// # Examples
 /// ```
@@ -52,18 +58,20 @@ pub struct Timer<K, N> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct TimerQueue<K, N> {
-    index: BTreeSet<Timer<K, N>>,
+    buckets: BTreeMap<Timestamp, VecDeque<(K, N)>>,
+    live: HashSet<(Timestamp, K, N), ahash::RandomState>,
 }
 
-impl<K: Ord, N: Ord> Default for TimerQueue<K, N> {
+impl<K: Hash + Eq, N: Hash + Eq> Default for TimerQueue<K, N> {
     fn default() -> Self {
         Self {
-            index: BTreeSet::new(),
+            buckets: BTreeMap::new(),
+            live: HashSet::default(),
         }
     }
 }
 
-impl<K: Ord + Clone, N: Ord + Clone> TimerQueue<K, N> {
+impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerQueue<K, N> {
     /// An empty queue.
     #[must_use]
     pub fn new() -> Self {
@@ -72,47 +80,67 @@ impl<K: Ord + Clone, N: Ord + Clone> TimerQueue<K, N> {
 
     /// Adds a timer; returns `false` if the same `(timestamp, key, namespace)` was already there.
     pub fn register(&mut self, timestamp: Timestamp, key: K, namespace: N) -> bool {
-        self.index.insert(Timer {
-            timestamp,
-            key,
-            namespace,
-        })
+        if !self.live.insert((timestamp, key.clone(), namespace.clone())) {
+            return false;
+        }
+        self.buckets.entry(timestamp).or_default().push_back((key, namespace));
+        true
     }
 
     /// Removes a timer; returns whether it was there.
     pub fn delete(&mut self, timestamp: Timestamp, key: K, namespace: N) -> bool {
-        self.index.remove(&Timer {
-            timestamp,
-            key,
-            namespace,
-        })
+        self.live.remove(&(timestamp, key, namespace))
     }
 
-    /// Removes and returns the earliest timer if it is due (`timestamp <= up_to`).
+    /// Removes and returns the earliest live timer if it is due (`timestamp <= up_to`).
     pub fn pop_due(&mut self, up_to: Timestamp) -> Option<Timer<K, N>> {
-        if self.index.first()?.timestamp <= up_to {
-            self.index.pop_first()
-        } else {
-            None
+        loop {
+            let mut entry = self.buckets.first_entry()?;
+            let timestamp = *entry.key();
+            if timestamp > up_to {
+                return None;
+            }
+            let bucket = entry.get_mut();
+            match bucket.pop_front() {
+                None => {
+                    entry.remove();
+                }
+                Some((key, namespace)) => {
+                    if bucket.is_empty() {
+                        entry.remove();
+                    }
+                    // Deleted timers stay in their bucket until here; only live ones fire.
+                    let probe = (timestamp, key, namespace);
+                    if self.live.remove(&probe) {
+                        let (timestamp, key, namespace) = probe;
+                        return Some(Timer {
+                            timestamp,
+                            key,
+                            namespace,
+                        });
+                    }
+                }
+            }
         }
     }
 
-    /// The earliest timer's timestamp, if any.
+    /// The earliest timestamp with a registered timer, if any. It may belong to a timer deleted
+    /// since, so treat it as the earliest time anything *may* be due.
     #[must_use]
     pub fn peek_timestamp(&self) -> Option<Timestamp> {
-        self.index.first().map(|t| t.timestamp)
+        self.buckets.keys().next().copied()
     }
 
-    /// Number of pending timers.
+    /// Number of live timers.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.live.len()
     }
 
-    /// Whether no timer is pending.
+    /// Whether no timer is live.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.live.is_empty()
     }
 }
 
@@ -127,7 +155,7 @@ pub struct TimerService<K, N> {
     watermark: Timestamp,
 }
 
-impl<K: Ord + Clone, N: Ord + Clone> Default for TimerService<K, N> {
+impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> Default for TimerService<K, N> {
     fn default() -> Self {
         Self {
             event_time: TimerQueue::new(),
@@ -137,7 +165,7 @@ impl<K: Ord + Clone, N: Ord + Clone> Default for TimerService<K, N> {
     }
 }
 
-impl<K: Ord + Clone, N: Ord + Clone> TimerService<K, N> {
+impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerService<K, N> {
     /// No timers, watermark `i64::MIN`.
     #[must_use]
     pub fn new() -> Self {
@@ -305,6 +333,10 @@ mod tests {
                     while let Some(tm) = svc.pop_due_event_timer() {
                         got.push((tm.timestamp, tm.key, tm.namespace));
                     }
+                    // Timestamps must come in order; within one timestamp the order is the
+                    // queue's (registration order), so compare those groups as sets.
+                    assert!(got.windows(2).all(|w| w[0].0 <= w[1].0), "{got:?}");
+                    got.sort_unstable();
                     assert_eq!(got, due);
                 }
             }

@@ -509,8 +509,12 @@ fn drive(
     let mut combiner = WatermarkCombiner::new(inputs.len(), plan.idle_timeout);
     combiner.on_processing_time(clock.now_ms());
     let mut last_emit = Instant::now();
+    // Reading the clock per element costs; only processing time, idleness and periodic
+    // watermarks need it.
+    let needs_clock = processing || plan.idle_timeout.is_some() || !interval.is_zero();
+    let now_ms = || if needs_clock { clock.now_ms() } else { 0 };
     while inputs.iter().any(|i| !i.done) {
-        let now = clock.now_ms();
+        let now = now_ms();
         if processing {
             op.advance_processing_time(now, sink);
             sink.check()?;
@@ -585,7 +589,7 @@ fn drive(
             }
         }
         if !processing {
-            let now = clock.now_ms();
+            let now = now_ms();
             if interval.is_zero() || last_emit.elapsed() >= interval {
                 for (i, input) in inputs.iter_mut().enumerate() {
                     let w = input.generator.current();
@@ -594,7 +598,9 @@ fn drive(
                         combiner.on_watermark(i, w, now);
                     }
                 }
-                last_emit = Instant::now();
+                if !interval.is_zero() {
+                    last_emit = Instant::now();
+                }
             }
             op.process_watermark(combiner.on_processing_time(now), sink);
         }

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::fs::File;
+use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::str::FromStr;
@@ -86,11 +87,20 @@ pub fn create_output(target: &str) -> Result<Box<dyn Write + Send>, OpenError> {
 /// as an integer (`6`, `-3`, and `0` for `-0.0`), any other value with Rust's
 /// shortest round-trip formatting (`2.5`, `0.1`, `NaN`, `inf`).
 pub fn format_number(v: f64) -> String {
+    let mut s = String::new();
+    push_number(&mut s, v);
+    s
+}
+
+/// Appends `v` to `out` as [`format_number`] formats it.
+fn push_number(out: &mut String, v: f64) {
+    use std::fmt::Write as _;
+    // Writing into a String cannot fail.
     if v.fract() == 0.0 && v.abs() < MAX_EXACT_INTEGER {
         // Exact: the value is an integer of at most 53 bits.
-        (v as i64).to_string()
+        let _ = write!(out, "{}", v as i64);
     } else {
-        format!("{v}")
+        let _ = write!(out, "{v}");
     }
 }
 
@@ -147,6 +157,8 @@ enum RowWriter<W: Write> {
         writer: Box<csv::Writer<W>>,
         columns: &'static [&'static str],
         header_written: bool,
+        /// Reused buffer for formatting numbers: no allocation per cell.
+        scratch: String,
     },
     Jsonl {
         writer: BufWriter<W>,
@@ -165,6 +177,7 @@ impl<W: Write> RowWriter<W> {
                 ),
                 columns,
                 header_written: false,
+                scratch: String::with_capacity(32),
             },
             OutputFormat::Jsonl => RowWriter::Jsonl {
                 writer: BufWriter::new(writer),
@@ -178,6 +191,7 @@ impl<W: Write> RowWriter<W> {
             writer,
             columns,
             header_written,
+            ..
         } = self
         {
             if !*header_written {
@@ -191,12 +205,23 @@ impl<W: Write> RowWriter<W> {
     fn write_row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
         self.write_header_once()?;
         match self {
-            RowWriter::Csv { writer, .. } => {
+            RowWriter::Csv {
+                writer, scratch, ..
+            } => {
                 for cell in cells {
                     match *cell {
                         Cell::Str(s) => writer.write_field(s)?,
-                        Cell::Int(i) => writer.write_field(i.to_string())?,
-                        Cell::Num(v) => writer.write_field(format_number(v))?,
+                        Cell::Int(i) => {
+                            scratch.clear();
+                            // Writing into a String cannot fail.
+                            let _ = write!(scratch, "{i}");
+                            writer.write_field(scratch.as_bytes())?;
+                        }
+                        Cell::Num(v) => {
+                            scratch.clear();
+                            push_number(scratch, v);
+                            writer.write_field(scratch.as_bytes())?;
+                        }
                         Cell::Bool(b) => writer.write_field(if b { "true" } else { "false" })?,
                         Cell::Null => writer.write_field("")?,
                     }
