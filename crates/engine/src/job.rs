@@ -323,7 +323,11 @@ impl FromStr for TriggerSpec {
             Some((h, r)) => (h, Some(r)),
             None => (s, None),
         };
-        let dur = |p: &str| parse_duration(p).map_err(|e| syntax("trigger", s, e.to_string()));
+        let dur = |p: &str| match parse_duration(p) {
+            Ok(0) => Err(syntax("trigger", s, "the interval must be positive")),
+            Ok(d) => Ok(d),
+            Err(e) => Err(syntax("trigger", s, e.to_string())),
+        };
         match (head, rest) {
             ("default", None) => Ok(TriggerSpec::Default),
             ("event-time", None) => Ok(TriggerSpec::EventTime),
@@ -567,6 +571,16 @@ impl JobFunction {
             }
             _ => unreachable!("list and elements keep elements"),
         }
+    }
+}
+
+/// The dynamic session gap of an element: its value in ms when that is a whole number that fits
+/// an `i64`, else 0 (which the assigner rejects for that element, naming the element).
+fn gap_of_value(v: &f64) -> i64 {
+    if v.fract() == 0.0 && v.abs() < 9.2e18 {
+        *v as i64
+    } else {
+        0
     }
 }
 
@@ -815,8 +829,8 @@ pub enum JobOperator {
     Native(NativeOperator),
     /// Key windows or sliced windows in event time, and where their late elements go.
     OrderedEventTime(Box<EventTime<Ordered, String, f64>>, LateDataPolicy),
-    /// Key windows or sliced windows in processing time.
-    OrderedProcessingTime(Box<Ordered>),
+    /// Key windows or sliced windows in processing time, with the wall clock's last reading.
+    OrderedProcessingTime(Box<Ordered>, Timestamp),
 }
 
 macro_rules! each_native {
@@ -871,7 +885,7 @@ impl JobOperator {
                 TimeWindowAssigner::Session(SessionWindows::with_gap(gap, domain)?)
             }
             WindowSpec::DynamicSession => TimeWindowAssigner::Session(
-                SessionWindows::with_dynamic_gap(Arc::new(|v: &f64| *v as i64), domain),
+                SessionWindows::with_dynamic_gap(Arc::new(gap_of_value), domain),
             ),
             WindowSpec::Global | WindowSpec::GlobalEndOfStream | WindowSpec::Count { .. } => {
                 let assigner = if spec.window == WindowSpec::GlobalEndOfStream {
@@ -968,7 +982,9 @@ impl JobOperator {
                 Box::new(EventTime::wrap(ordered, spec.allowed_lateness)),
                 spec.late_data,
             ),
-            TimeDomain::ProcessingTime => JobOperator::OrderedProcessingTime(Box::new(ordered)),
+            TimeDomain::ProcessingTime => {
+                JobOperator::OrderedProcessingTime(Box::new(ordered), Timestamp::MIN)
+            }
         })
     }
 
@@ -998,10 +1014,9 @@ impl JobOperator {
                 }
                 Ok(())
             }
-            JobOperator::OrderedProcessingTime(kw) => {
-                let now = kw.current_time();
-                kw.process(key, value, now, &mut KeyWindowAdapter(sink))
-                    .expect("processing time never goes back");
+            JobOperator::OrderedProcessingTime(kw, clock) => {
+                kw.process(key, value, *clock, &mut KeyWindowAdapter(sink))
+                    .expect("the clock reading never goes back");
                 Ok(())
             }
         }
@@ -1023,7 +1038,7 @@ impl JobOperator {
                 kw.process_watermark(watermark, &mut KeyWindowAdapter(sink));
                 moved
             }
-            JobOperator::OrderedProcessingTime(_) => false,
+            JobOperator::OrderedProcessingTime(..) => false,
         }
     }
 
@@ -1035,8 +1050,10 @@ impl JobOperator {
                     .advance_processing_time(now, &mut SinkAdapter(sink)));
             }
             JobOperator::OrderedEventTime(..) => {}
-            JobOperator::OrderedProcessingTime(kw) => {
-                kw.advance_time(now, &mut KeyWindowAdapter(sink));
+            JobOperator::OrderedProcessingTime(kw, clock) => {
+                *clock = (*clock).max(now);
+                // As for the native operator: a window fires once the clock passed its end.
+                kw.advance_time(clock.saturating_sub(1), &mut KeyWindowAdapter(sink));
             }
         }
     }
@@ -1057,7 +1074,7 @@ impl JobOperator {
                     ..OperatorMetrics::default()
                 }
             }
-            JobOperator::OrderedProcessingTime(kw) => {
+            JobOperator::OrderedProcessingTime(kw, _) => {
                 let m = kw.metrics();
                 OperatorMetrics {
                     elements: m.elements,
@@ -1069,13 +1086,21 @@ impl JobOperator {
         }
     }
 
+    /// Limits the native operator's window states (see
+    /// [`WindowOperator::set_max_window_states`]); key windows and slices need no limit.
+    pub fn set_max_window_states(&mut self, limit: Option<usize>) {
+        if let JobOperator::Native(op) = self {
+            each_native!(op, |o| o.set_max_window_states(limit));
+        }
+    }
+
     /// The key-window counters, for a key-window job.
     #[must_use]
     pub fn key_window_metrics(&self) -> Option<KeyWindowMetrics> {
         match self {
             JobOperator::Native(_) => None,
             JobOperator::OrderedEventTime(kw, _) => Some(kw.metrics()),
-            JobOperator::OrderedProcessingTime(kw) => Some(kw.metrics()),
+            JobOperator::OrderedProcessingTime(kw, _) => Some(kw.metrics()),
         }
     }
 
@@ -1094,7 +1119,7 @@ impl JobOperator {
         match self {
             JobOperator::Native(op) => each_native!(op, |o| o.live_windows()),
             JobOperator::OrderedEventTime(kw, _) => kw.live_windows(),
-            JobOperator::OrderedProcessingTime(kw) => kw.live_windows(),
+            JobOperator::OrderedProcessingTime(kw, _) => kw.live_windows(),
         }
     }
 

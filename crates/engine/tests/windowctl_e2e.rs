@@ -558,3 +558,115 @@ fn sliced_strategy_gives_the_native_output_and_sliced_changes_the_keywindow_outp
     assert_eq!(run("sliced"), run("native"));
     assert_eq!(run("sliced:changes"), run("keywindow"));
 }
+
+#[test]
+fn refuses_outputs_that_would_overwrite_an_input_or_each_other() {
+    let p = write_temp("same.csv", "event_time_ms,key,value\n1,a,1\n");
+    let path = p.to_str().unwrap();
+    let o = windowctl(&["--input", path, "--window", "tumbling:1s", "--output", path]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        "event_time_ms,key,value\n1,a,1\n",
+        "input intact"
+    );
+    let out = p.with_extension("out");
+    let o = windowctl(&[
+        "--input",
+        path,
+        "--window",
+        "tumbling:1s",
+        "--output",
+        out.to_str().unwrap(),
+        "--late-output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("each output needs its own file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn guards_against_configurations_that_would_exhaust_memory() {
+    // Scenario B31 / FLINK-37512: 10,000,000 windows per element is allowed by the assigner, but
+    // the native operator stops before holding more window states than --max-window-states.
+    let p = write_temp(
+        "dense.csv",
+        "event_time_ms,key,value\n1,a,1\n2,b,1\n3,c,1\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:10000000ms:1ms",
+        "--agg",
+        "count",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("more than the limit of 5000000"),
+        "{}",
+        stderr(&o)
+    );
+    // The sliced strategy handles it: 3 slices, each element's 10 M windows emitted in O(1) each
+    // would be 30 M rows, so emit changes only.
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:10000000ms:1ms",
+        "--agg",
+        "count",
+        "--strategy",
+        "sliced:changes",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Keys a, b, c: each key's count is 1 when its element enters and empty when it leaves.
+    let results: Vec<String> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap().to_owned())
+        .collect();
+    assert_eq!(results, ["1", "1", "1", "", "", ""]);
+}
+
+#[test]
+fn element_errors_name_the_right_field_and_reject_fractional_gaps() {
+    let p = write_temp("gaps.csv", "event_time_ms,key,value\n1000,a,1.5\n");
+    let o = windowctl(&["--input", p.to_str().unwrap(), "--window", "session:value"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains(":2: field 'value'") && err.contains("whole number of ms"),
+        "{err}"
+    );
+    let p = write_temp(
+        "nots.csv",
+        "event_time_ms,key,value\n-9223372036854775808,a,1\n",
+    );
+    let o = windowctl(&["--input", p.to_str().unwrap(), "--window", "tumbling:1s"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("field 'event_time_ms'"),
+        "{}",
+        stderr(&o)
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "global:end-of-stream",
+        "--time",
+        "processing",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("never fires with --time processing"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -17,8 +17,8 @@
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::hash::Hash;
 use std::fmt::Debug;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -58,8 +58,42 @@ pub struct Timer<K, N> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct TimerQueue<K, N> {
-    buckets: BTreeMap<Timestamp, VecDeque<(K, N)>>,
+    buckets: BTreeMap<Timestamp, Bucket<K, N>>,
     live: HashSet<(Timestamp, K, N), ahash::RandomState>,
+}
+
+/// The timers registered for one timestamp, in registration order. Most timestamps of a sparse
+/// workload have one timer, which is kept inline (no allocation).
+#[derive(Clone, Debug)]
+enum Bucket<K, N> {
+    One(Option<(K, N)>),
+    Many(VecDeque<(K, N)>),
+}
+
+impl<K, N> Bucket<K, N> {
+    fn push(&mut self, timer: (K, N)) {
+        match self {
+            Bucket::One(slot) => match slot.take() {
+                None => *slot = Some(timer),
+                Some(first) => *self = Bucket::Many(VecDeque::from([first, timer])),
+            },
+            Bucket::Many(q) => q.push_back(timer),
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<(K, N)> {
+        match self {
+            Bucket::One(slot) => slot.take(),
+            Bucket::Many(q) => q.pop_front(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Bucket::One(slot) => slot.is_none(),
+            Bucket::Many(q) => q.is_empty(),
+        }
+    }
 }
 
 impl<K: Hash + Eq, N: Hash + Eq> Default for TimerQueue<K, N> {
@@ -80,10 +114,16 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerQueue<K, N> {
 
     /// Adds a timer; returns `false` if the same `(timestamp, key, namespace)` was already there.
     pub fn register(&mut self, timestamp: Timestamp, key: K, namespace: N) -> bool {
-        if !self.live.insert((timestamp, key.clone(), namespace.clone())) {
+        if !self
+            .live
+            .insert((timestamp, key.clone(), namespace.clone()))
+        {
             return false;
         }
-        self.buckets.entry(timestamp).or_default().push_back((key, namespace));
+        self.buckets
+            .entry(timestamp)
+            .or_insert(Bucket::One(None))
+            .push((key, namespace));
         true
     }
 

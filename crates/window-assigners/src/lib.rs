@@ -75,7 +75,7 @@ pub enum AssignerError {
     #[error("element has no timestamp (i64::MIN) but the window assigner uses event time; assign timestamps before windowing")]
     MissingTimestamp,
     /// A dynamic session gap extractor returned a gap that is not positive for one element.
-    #[error("dynamic session gap must be positive, got {gap} ms for the element at {timestamp}")]
+    #[error("dynamic session gap must be a positive whole number of ms, got {gap} ms for the element at {timestamp}")]
     InvalidDynamicGap {
         /// The returned gap in ms.
         gap: i64,

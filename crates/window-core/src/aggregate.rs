@@ -107,6 +107,9 @@ pub struct NumericStats {
     pub min: f64,
     /// Largest value, `-inf` when empty.
     pub max: f64,
+    /// Running mean, kept incrementally so that it does not overflow where `sum` does
+    /// (`1e308` and `1e308` have mean `1e308`); 0 when empty.
+    pub mean: f64,
 }
 
 impl Default for NumericStats {
@@ -116,6 +119,7 @@ impl Default for NumericStats {
             sum: 0.0,
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
+            mean: 0.0,
         }
     }
 }
@@ -124,6 +128,7 @@ impl NumericStats {
     /// Adds one value.
     pub fn add(&mut self, v: f64) {
         self.count += 1;
+        self.mean += (v - self.mean) / self.count as f64;
         self.sum += v;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
@@ -131,6 +136,10 @@ impl NumericStats {
 
     /// Folds another accumulator into this one.
     pub fn merge(&mut self, other: &NumericStats) {
+        if other.count > 0 {
+            let total = (self.count + other.count) as f64;
+            self.mean += (other.mean - self.mean) * (other.count as f64 / total);
+        }
         self.count += other.count;
         self.sum += other.sum;
         self.min = self.min.min(other.min);
@@ -177,7 +186,9 @@ impl NumericAggregate {
             _ if s.count == 0 => None,
             NumericAggregate::Min => Some(s.min),
             NumericAggregate::Max => Some(s.max),
-            NumericAggregate::Mean => Some(s.sum / s.count as f64),
+            // The running mean; the exact sum / count when that is finite and available.
+            NumericAggregate::Mean if s.sum.is_finite() => Some(s.sum / s.count as f64),
+            NumericAggregate::Mean => Some(s.mean),
         }
     }
 }
@@ -221,6 +232,14 @@ mod tests {
         assert_eq!(NumericAggregate::Min.of(&a), Some(-2.0));
         assert_eq!(NumericAggregate::Max.of(&a), Some(10.0));
         assert_eq!(NumericAggregate::Mean.of(&a), Some(4.75));
+        let mut huge = NumericStats::default();
+        huge.add(1e308);
+        huge.add(1e308);
+        assert_eq!(
+            NumericAggregate::Mean.of(&huge),
+            Some(1e308),
+            "no overflow in the mean"
+        );
         let empty = NumericStats::default();
         assert_eq!(NumericAggregate::Min.of(&empty), None);
         assert_eq!(NumericAggregate::Count.of(&empty), Some(0.0));

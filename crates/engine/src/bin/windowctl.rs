@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use engine::assigners::TimeDomain;
+use engine::assigners::{AssignerError, TimeDomain};
 use engine::io::{
     create_output, open_source, parse_duration, spawn_reader, DeadLetterWriter, ErrorPolicy, Event,
     EventReader, FieldNames, InputError, InputErrorKind, InputFormat, InputSpec, LateWriter,
@@ -106,7 +106,8 @@ struct RunArgs {
     time: String,
 
     /// Watermark delay for bounded out-of-orderness: watermark = max event time seen - D - 1 ms.
-    /// Default: 6h for the bundled data, 0 for any other input.
+    /// Elements further behind are late. Default: 6h for the default job (no --input and no
+    /// --socket), else 0; real data usually needs more (the bundled flights: 6h).
     #[arg(long, value_name = "D")]
     out_of_orderness: Option<String>,
 
@@ -165,6 +166,13 @@ struct RunArgs {
     /// (source,line,field,error,raw).
     #[arg(long, value_name = "PATH")]
     dead_letter: Option<PathBuf>,
+
+    /// Stop with an error before the native operator holds more window states than this (each
+    /// window of each key is one, a few hundred bytes). Guards against configurations that would
+    /// exhaust memory (a 10,000,000-window sliding window on a few keys); --strategy sliced and
+    /// keywindow need far fewer states and are not limited.
+    #[arg(long, default_value_t = 5_000_000, value_name = "N")]
+    max_window_states: usize,
 
     /// Do not show a progress bar (it is shown only when stderr is a terminal).
     #[arg(long)]
@@ -274,6 +282,56 @@ struct Plan {
     watermark_interval: i64,
     idle_timeout: Option<i64>,
     window_all: bool,
+    max_window_states: usize,
+    /// Field names, for error reports about an element.
+    time_field: String,
+    value_field: String,
+}
+
+/// The input files named on the command line.
+fn specs_for_check(args: &RunArgs) -> Vec<PathBuf> {
+    args.input
+        .iter()
+        .filter_map(|p| match InputSpec::parse(p) {
+            InputSpec::File(f) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Refuses to write an output over an input or over another output: `--output data.csv
+/// --input data.csv` would truncate the input before reading it.
+fn check_distinct_files(args: &RunArgs, inputs: &[PathBuf]) -> Result<()> {
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(o) = args.output.as_deref().filter(|o| *o != "-") {
+        outputs.push(("--output", PathBuf::from(o)));
+    }
+    if let Some(p) = &args.late_output {
+        outputs.push(("--late-output", p.clone()));
+    }
+    if let Some(p) = &args.dead_letter {
+        outputs.push(("--dead-letter", p.clone()));
+    }
+    // Compare canonical paths where the file exists, else the path as given.
+    let same = |a: &PathBuf, b: &PathBuf| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        if let Some(input) = inputs.iter().find(|input| same(input, path)) {
+            bail!(
+                "{flag} {} is also an input: writing it would destroy the input",
+                input.display()
+            );
+        }
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(p, path)) {
+            bail!(
+                "{flag} {} is also given to {other}: each output needs its own file",
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn plan(args: &RunArgs) -> Result<Plan> {
@@ -301,13 +359,17 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         "processing" => TimeDomain::ProcessingTime,
         other => bail!("--time: expected event or processing, got '{other}'"),
     };
-    let aggregate: JobAggregate = args.agg.parse().map_err(|e| anyhow!("--agg: {e}"))?;
-    if !matches!(aggregate, JobAggregate::Numeric(_)) {
-        bail!(
+    let aggregate = match args.agg.parse::<JobAggregate>() {
+        Ok(a @ JobAggregate::Numeric(_)) => a,
+        _ => bail!(
             "--agg: expected count, sum, min, max or mean, got '{}'",
             args.agg
-        );
+        ),
+    };
+    if time == TimeDomain::ProcessingTime && args.window == WindowSpec::GlobalEndOfStream {
+        bail!("--window global:end-of-stream fires at the end of a bounded input, in event time; it never fires with --time processing");
     }
+    check_distinct_files(args, &specs_for_check(args))?;
     let ooo_text = match &args.out_of_orderness {
         Some(t) => t.as_str(),
         None if bundled => BUNDLED_OUT_OF_ORDERNESS,
@@ -341,6 +403,9 @@ fn plan(args: &RunArgs) -> Result<Plan> {
             .map(|t| duration("idle-timeout", t))
             .transpose()?,
         window_all: args.window_all,
+        max_window_states: args.max_window_states,
+        time_field: args.time_field.clone(),
+        value_field: args.value_field.clone(),
     })
 }
 
@@ -354,6 +419,7 @@ struct Counts {
 fn run(args: RunArgs) -> Result<()> {
     let plan = plan(&args)?;
     let mut op = JobOperator::new(&plan.spec).map_err(|e| anyhow!("{e}"))?;
+    op.set_max_window_states(Some(plan.max_window_states));
     let fields = FieldNames {
         time: args.time_field.clone(),
         key: args.key_field.clone(),
@@ -561,10 +627,14 @@ fn drive(
                     Ok(()) => {}
                     Err(OperatorError::Assigner(err)) => {
                         counts.rejected_by_operator += 1;
+                        let field = match err {
+                            AssignerError::MissingTimestamp => &plan.time_field,
+                            _ => &plan.value_field,
+                        };
                         let input_error = InputError {
                             source_name: input.name.clone(),
                             line: e_line,
-                            field: Some("value".to_owned()),
+                            field: Some(field.clone()),
                             message: format!(
                                 "element ({timestamp}, value {value}) rejected by the window assigner: {err}"
                             ),
@@ -572,6 +642,9 @@ fn drive(
                             kind: InputErrorKind::InvalidValue,
                         };
                         policy.handle(input_error).map_err(|e| anyhow!("{e}"))?;
+                    }
+                    Err(e @ OperatorError::TooManyWindowStates { .. }) => {
+                        bail!("{e} (--max-window-states): use --strategy sliced or keywindow, or raise the limit")
                     }
                     Err(e) => return Err(anyhow!("{e}")),
                 }
@@ -678,6 +751,13 @@ fn summary(
             k.native_windows as f64 / (k.key_windows_created.max(1)) as f64,
             k.results_emitted,
             k.empty_results
+        );
+    }
+    if plan.spec.time == TimeDomain::EventTime && op.live_windows() > 0 {
+        let _ = writeln!(
+            err,
+            "windowctl: {} window states still hold elements at end of input and never fired (their trigger did not fire; as in Flink)",
+            op.live_windows()
         );
     }
     if plan.spec.time == TimeDomain::ProcessingTime && op.live_windows() > 0 {

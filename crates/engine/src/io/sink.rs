@@ -3,8 +3,8 @@
 //! outputs are byte-stable and diffable (`6`, not `6.0`).
 
 use std::fmt;
-use std::fs::File;
 use std::fmt::Write as _;
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::str::FromStr;
@@ -85,7 +85,8 @@ pub fn create_output(target: &str) -> Result<Box<dyn Write + Send>, OpenError> {
 
 /// Formats a number for output: an integral value with `|v| < 2^53` prints
 /// as an integer (`6`, `-3`, and `0` for `-0.0`), any other value with Rust's
-/// shortest round-trip formatting (`2.5`, `0.1`, `NaN`, `inf`).
+/// shortest round-trip formatting (`2.5`, `0.1`, `NaN`, `inf`), with an exponent
+/// for magnitudes of at least `1e16` or below `1e-6` (`1e300`, `2.5e-9`).
 pub fn format_number(v: f64) -> String {
     let mut s = String::new();
     push_number(&mut s, v);
@@ -99,6 +100,9 @@ fn push_number(out: &mut String, v: f64) {
     if v.fract() == 0.0 && v.abs() < MAX_EXACT_INTEGER {
         // Exact: the value is an integer of at most 53 bits.
         let _ = write!(out, "{}", v as i64);
+    } else if v.is_finite() && (v.abs() >= 1e16 || (v != 0.0 && v.abs() < 1e-6)) {
+        // Shortest round-trip with an exponent (`1e300`), not 301 digits.
+        let _ = write!(out, "{v:e}");
     } else {
         let _ = write!(out, "{v}");
     }

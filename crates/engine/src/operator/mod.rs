@@ -72,6 +72,17 @@ pub enum OperatorError {
     /// The assigner rejected an element (no timestamp, bad dynamic gap).
     #[error(transparent)]
     Assigner(#[from] AssignerError),
+    /// Adding the element would exceed the configured number of window states
+    /// ([`WindowOperator::set_max_window_states`]); the element was not added.
+    #[error("the element at {timestamp} would bring the window states to {states}, more than the limit of {limit}; with sliding windows every element creates size/slide of them")]
+    TooManyWindowStates {
+        /// Window states there would be.
+        states: usize,
+        /// The limit.
+        limit: usize,
+        /// The element's timestamp.
+        timestamp: Timestamp,
+    },
 }
 
 /// This module's result type.
@@ -348,6 +359,7 @@ where
     timers: TimerService<KeyId, A::Window>,
     processing_time: Timestamp,
     assigned: Vec<A::Window>,
+    max_window_states: Option<usize>,
     metrics: OperatorMetrics,
 }
 
@@ -387,8 +399,16 @@ where
             timers: TimerService::new(),
             processing_time: Timestamp::MIN,
             assigned: Vec::new(),
+            max_window_states: None,
             metrics: OperatorMetrics::default(),
         })
+    }
+
+    /// Refuses elements that would bring the number of window states over `limit` (a guard
+    /// against configurations that would exhaust memory, such as 10,000,000 windows per element
+    /// over many keys). `None` (the default) means no limit.
+    pub fn set_max_window_states(&mut self, limit: Option<usize>) {
+        self.max_window_states = limit;
     }
 
     /// The current event-time watermark (ms).
@@ -464,6 +484,17 @@ where
         if let Err(e) = r {
             self.assigned = assigned;
             return Err(e.into());
+        }
+        if let Some(limit) = self.max_window_states {
+            let states = self.windows.len().saturating_add(assigned.len());
+            if states > limit {
+                self.assigned = assigned;
+                return Err(OperatorError::TooManyWindowStates {
+                    states,
+                    limit,
+                    timestamp,
+                });
+            }
         }
         let mut skipped = true;
         let mut result = Ok(());
@@ -765,14 +796,34 @@ where
         true
     }
 
-    /// Sets processing time to `now` (ms; never moves back) and fires every due processing-time
-    /// timer in timestamp order.
+    /// Sets processing time to `now` (ms; never moves back) and fires every processing-time
+    /// timer at or before `now`, in timestamp order (Flink's `InternalTimerService` and its test
+    /// harness: a timer at `t` fires when time is set to `t`).
     pub fn advance_processing_time<O>(&mut self, now: Timestamp, out: &mut O)
     where
         O: WindowOutput<K, A::Window, T, F::Out>,
     {
         self.processing_time = self.processing_time.max(now);
-        while let Some(timer) = self.timers.pop_due_processing_timer(self.processing_time) {
+        self.fire_processing_timers(self.processing_time, out);
+    }
+
+    /// For a live wall clock: sets processing time to `now` but fires only the timers *before*
+    /// `now`. Flink's system time service runs a timer at `t` once the clock has passed `t`
+    /// (it schedules it 1 ms late), so elements that arrive during the window's last
+    /// millisecond still join the window instead of re-creating it after it fired.
+    pub fn advance_wall_clock<O>(&mut self, now: Timestamp, out: &mut O)
+    where
+        O: WindowOutput<K, A::Window, T, F::Out>,
+    {
+        self.processing_time = self.processing_time.max(now);
+        self.fire_processing_timers(self.processing_time.saturating_sub(1), out);
+    }
+
+    fn fire_processing_timers<O>(&mut self, up_to: Timestamp, out: &mut O)
+    where
+        O: WindowOutput<K, A::Window, T, F::Out>,
+    {
+        while let Some(timer) = self.timers.pop_due_processing_timer(up_to) {
             self.on_timer(timer.key, timer.namespace, timer.timestamp, false, out);
         }
     }
