@@ -22,10 +22,9 @@
 //! Only `create_accumulator`, `add`, `merge` and `get_result` are used: no retraction, so `max`
 //! and `min` work.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 
-use timer_service::TimerQueue;
 use window_core::{AggregateFunction, TimeWindow, Timestamp, Window};
 
 use crate::{
@@ -185,8 +184,10 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     ids: HashMap<K, u32, ahash::RandomState>,
     keys: Vec<Option<SliceKey<K, F::Acc>>>,
     free: Vec<u32>,
-    /// One timer per key: (max timestamp of its next window, key slot, window start).
-    fire: TimerQueue<u32, i64>,
+    /// Firing times: window max timestamp -> (key slot, window start) pairs. A key has one live
+    /// timer, the one matching its `next`; entries that no longer match are stale and skipped,
+    /// so moving a key's timer is a push, with no delete and no dedup set.
+    fire: BTreeMap<Timestamp, Vec<(u32, i64)>>,
     time: Timestamp,
     live_slices: usize,
     metrics: KeyWindowMetrics,
@@ -231,7 +232,7 @@ where
             ids: HashMap::default(),
             keys: Vec::new(),
             free: Vec::new(),
-            fire: TimerQueue::new(),
+            fire: BTreeMap::new(),
             time: Timestamp::MIN,
             live_slices: 0,
             metrics: KeyWindowMetrics::default(),
@@ -312,12 +313,12 @@ where
         }
         // The element enters the result at its left key window.
         if state.next.is_none_or(|n| left < n) {
-            if let Some(n) = state.next {
-                self.fire.delete(g.window(n).max_timestamp(), slot, n);
-            }
+            // The old entry, if any, goes stale: `next` no longer matches it.
             state.next = Some(left);
             self.fire
-                .register(g.window(left).max_timestamp(), slot, left);
+                .entry(g.window(left).max_timestamp())
+                .or_default()
+                .push((slot, left));
         }
         Ok(())
     }
@@ -329,8 +330,19 @@ where
         O: KeyWindowOutput<K, F::Out>,
     {
         self.time = self.time.max(time);
-        while let Some(timer) = self.fire.pop_due(time) {
-            self.fire_window(timer.key, timer.namespace, out);
+        while let Some(entry) = self.fire.first_entry() {
+            if *entry.key() > time {
+                break;
+            }
+            for (slot, start) in entry.remove() {
+                // Skip stale entries: the key's timer moved, or the slot was reused.
+                let live = self.keys[slot as usize]
+                    .as_ref()
+                    .is_some_and(|k| k.next == Some(start));
+                if live {
+                    self.fire_window(slot, start, out);
+                }
+            }
         }
     }
 
@@ -385,7 +397,10 @@ where
             (None, EmitMode::AllWindows) => {}
         }
         if let Some(n) = state.next {
-            self.fire.register(g.window(n).max_timestamp(), slot, n);
+            self.fire
+                .entry(g.window(n).max_timestamp())
+                .or_default()
+                .push((slot, n));
         } else {
             // No later window holds any of the remaining slices: drop them.
             self.live_slices -= state.closed.len() + usize::from(state.open.is_some());
