@@ -95,6 +95,12 @@ impl TimeWindow {
     #[must_use]
     pub fn window_start_with_offset(timestamp: Timestamp, offset: i64, size: i64) -> Timestamp {
         assert!(size > 0, "window size must be positive, got {size}");
+        // Fast path in i64; 128-bit arithmetic only where i64 would overflow.
+        if let Some(shifted) = timestamp.checked_sub(offset) {
+            if let Some(start) = timestamp.checked_sub(shifted.rem_euclid(size)) {
+                return start;
+            }
+        }
         let ts = i128::from(timestamp);
         let remainder = (ts - i128::from(offset)).rem_euclid(i128::from(size));
         clamp_i64(ts - remainder)
