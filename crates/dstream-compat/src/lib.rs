@@ -1,11 +1,59 @@
-//! Spark Streaming's DStream windows (planned, issue 5).
+//! Spark Streaming's DStream windows, with Spark's exact results.
 //!
-//! Spark Streaming cuts a stream into batches of a fixed batch interval; a windowed stream of
-//! window duration `w` and slide duration `s` (both multiples of the batch interval) emits, every
-//! `s`, the union of the batches of the last `w`, found by *slicing* the parent stream's
-//! remembered batches. `reduceByKeyAndWindow` with an inverse function computes each window from
-//! the previous one plus the entering batches minus the leaving ones. This crate will reproduce
-//! `DStream`, `WindowedDStream`, `ReducedWindowedDStream` and `PairDStreamFunctions` with Spark's
-//! exact results; it holds no code yet.
+//! Spark Streaming cuts a stream into batches of a fixed batch interval. A windowed stream of
+//! window duration `w` and slide duration `s` (multiples of its parent's slide) emits, at every
+//! `zero + k · s`, the union of the parent's batches in `(t - w, t]`, found by *slicing* the
+//! batches the parent remembers. `reduceByKeyAndWindow` with an inverse function computes each
+//! window from the previous one plus the entering batches minus the leaving ones.
+//!
+//! This crate reproduces Spark's `StreamingContext` (with a manual clock), `DStream`,
+//! `WindowedDStream`, `ReducedWindowedDStream`, `UnionDStream` and `PairDStreamFunctions`:
+//! [`StreamingContext`], [`DStream`] (per-batch operations, `window`, `slice`, `union`, the
+//! windowed reductions), the keyed operations on `DStream<(K, V)>` ([`pair`]), and
+//! [`Error`] for Spark's validation and run-time failures at the stage Spark reports them.
+//! Every statement about Spark is checked by a case of `tests/conformance/spark/` (outputs of
+//! real Spark 4.3). Two deliberate differences, and the model, are in `docs/dstream.md`.
+//!
+//! [`workload`] runs a keyed sum over prepared batches in the plain or the incremental form,
+//! for benchmarks and tests.
+//!
+//! All times and durations are `i64` milliseconds.
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+
+mod batch;
+mod context;
+mod dstream;
+mod error;
+mod graph;
+pub mod pair;
+mod time;
+pub mod workload;
+
+pub use batch::Batch;
+pub use context::{ContextState, QueueInput, Retention, StreamInfo, StreamingContext};
+pub use dstream::{BatchCollector, DStream};
+pub use error::{Error, Result};
+pub use pair::InverseReduce;
+
+use std::num::NonZeroUsize;
+
+/// The number of partitions of a keyed operation (Spark's `numPartitions` or its
+/// `defaultParallelism`).
+///
+/// Spark hashes keys into that many partitions; here all records of a batch are one
+/// collection, so the number is checked and recorded ([`StreamInfo::partitions`]) but changes
+/// neither the results nor their order, as it changes no result in Spark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Partitions {
+    /// Spark's default (`sc.defaultParallelism`).
+    #[default]
+    Default,
+    /// A fixed number (see [`Partitions::fixed`]).
+    Fixed(NonZeroUsize),
+}
+
+/// The examples of `docs/dstream.md`, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/dstream.md")]
+struct DstreamGuide;

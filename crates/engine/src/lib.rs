@@ -14,6 +14,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod dstream_job;
 pub mod io;
 pub mod job;
 pub mod operator;

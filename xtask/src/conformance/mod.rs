@@ -10,6 +10,7 @@
 //! [`Outcome::Skip`] naming what is not built yet.
 
 mod flink;
+mod spark;
 
 use std::path::{Path, PathBuf};
 
@@ -111,7 +112,7 @@ pub fn run_value(case: &Value) -> Outcome {
     if input.get("assigner").is_some() {
         flink::run(case)
     } else if input.get("batchDurationMs").is_some() {
-        Outcome::Skip("Spark DStream windows (dstream-compat) are not built yet (issue 5)".into())
+        spark::run(case)
     } else {
         Outcome::Fail(
             "not a Flink case (input.assigner) nor a Spark case (input.batchDurationMs)".into(),

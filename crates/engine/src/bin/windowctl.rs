@@ -48,7 +48,12 @@ enum Command {
     ///
     /// Without options: the bundled NYC flights 2013 data keyed by destination, mean departure
     /// delay (minutes) over 1 h windows sliding every 5 min, event time, 6 h watermark delay.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
+    /// Run a Spark-Streaming-style DStream job: events cut into batches, windowed by batch
+    /// (window and slide are multiples of the batch interval), per-batch results as CSV
+    /// batch_time,key,result. Without options: daily flight counts per destination airport
+    /// from hourly batches of the bundled data.
+    Dstream(engine::dstream_job::DstreamArgs),
 }
 
 #[derive(Args, Debug)]
@@ -181,15 +186,17 @@ struct RunArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Run(args) => match run(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("windowctl: error: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+    let outcome = match cli.command {
+        Command::Run(args) => run(*args),
+        Command::Dstream(args) => engine::dstream_job::run_dstream(&args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("windowctl: error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -205,6 +212,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(io_is_broken_pipe)
+            || c.downcast_ref::<csv::Error>().is_some_and(
+                |c| matches!(c.kind(), csv::ErrorKind::Io(io) if io_is_broken_pipe(io)),
+            )
     })
 }
 
