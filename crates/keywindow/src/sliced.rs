@@ -128,7 +128,9 @@ impl<A: Clone> TwoStacks<A> {
 #[derive(Debug)]
 struct SliceKey<K, A> {
     key: K,
-    closed: TwoStacks<A>,
+    /// Closed slices; boxed and created on demand, so that a sparse key (one open slice) stays
+    /// small and the key table stays cache-friendly.
+    closed: Option<Box<TwoStacks<A>>>,
     /// The newest slice, still taking elements: (start, partial aggregate).
     open: Option<(i64, A)>,
     /// The next window (start) this key fires, if any.
@@ -138,22 +140,27 @@ struct SliceKey<K, A> {
 
 impl<K, A: Clone> SliceKey<K, A> {
     fn is_idle(&self) -> bool {
-        self.open.is_none() && self.closed.len() == 0 && self.next.is_none()
+        self.open.is_none() && self.closed_len() == 0 && self.next.is_none()
+    }
+
+    fn closed_len(&self) -> usize {
+        self.closed.as_ref().map_or(0, |c| c.len())
     }
 
     fn oldest_start(&self) -> Option<i64> {
         self.closed
-            .oldest_start()
+            .as_ref()
+            .and_then(|c| c.oldest_start())
             .or(self.open.as_ref().map(|o| o.0))
     }
 
     fn newest_start(&self) -> Option<i64> {
         self.open.as_ref().map(|o| o.0).or_else(|| {
-            self.closed
-                .back
+            let c = self.closed.as_ref()?;
+            c.back
                 .last()
                 .map(|e| e.0)
-                .or_else(|| self.closed.front.first().map(|e| e.0))
+                .or_else(|| c.front.first().map(|e| e.0))
         })
     }
 }
@@ -302,7 +309,10 @@ where
             Some((start, acc)) if *start == slice_start => self.function.add(acc, &value),
             _ => {
                 if let Some((start, acc)) = state.open.take() {
-                    state.closed.push(&self.function, start, acc);
+                    state
+                        .closed
+                        .get_or_insert_with(|| Box::new(TwoStacks::new()))
+                        .push(&self.function, start, acc);
                 }
                 let mut acc = self.function.create_accumulator();
                 self.function.add(&mut acc, &value);
@@ -356,9 +366,15 @@ where
             return;
         };
         // Drop the slices that left: those before the window's start.
-        let before = state.closed.len();
-        state.closed.evict_before(f, start);
-        let mut evicted = before - state.closed.len();
+        let mut evicted = 0;
+        if let Some(closed) = state.closed.as_mut() {
+            let before = closed.len();
+            closed.evict_before(f, start);
+            evicted = before - closed.len();
+            if closed.len() == 0 {
+                state.closed = None;
+            }
+        }
         if state.open.as_ref().is_some_and(|o| o.0 < start) {
             state.open = None;
             evicted += 1;
@@ -367,7 +383,9 @@ where
         let window = g.window(start);
         let result = if state.oldest_start().is_some() {
             let mut acc = f.create_accumulator();
-            state.closed.merge_into(f, &mut acc);
+            if let Some(closed) = &state.closed {
+                closed.merge_into(f, &mut acc);
+            }
             if let Some((_, open)) = &state.open {
                 f.merge(&mut acc, open.clone());
             }
@@ -403,8 +421,8 @@ where
                 .push((slot, n));
         } else {
             // No later window holds any of the remaining slices: drop them.
-            self.live_slices -= state.closed.len() + usize::from(state.open.is_some());
-            state.closed = TwoStacks::new();
+            self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
+            state.closed = None;
             state.open = None;
         }
         if state.is_idle() {
@@ -421,7 +439,7 @@ where
         }
         let state = SliceKey {
             key: key.clone(),
-            closed: TwoStacks::new(),
+            closed: None,
             open: None,
             next: None,
             native_covered: None,
