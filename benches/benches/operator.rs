@@ -1,18 +1,29 @@
 //! The window operator on keyed sliding and tumbling windows over many keys, in event time.
 //!
-//! Throughput is reported in elements (events) per second.
+//! Throughput is reported in elements (events) per second. With `BENCH_QUICK=1` (set by
+//! `cargo xtask bench --quick`) the input is 100 times shorter. Flat sampling: the sliding
+//! iterations are long, and criterion's default linear sampling would run at least 55 of them.
 
 use std::hint::black_box;
 
 use benches::uniform_events;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use engine::assigners::{SlidingWindows, TimeDomain, TumblingWindows, WindowAssigner};
 use engine::core::NumericAggregate;
 use engine::operator::{Emitted, Incremental, OperatorConfig, WindowOperator};
 use engine::watermark::BoundedOutOfOrderness;
 
-const EVENTS: usize = 200_000;
 const KEYS: u32 = 10_000;
+
+fn events() -> usize {
+    if std::env::var_os("BENCH_QUICK").is_some() {
+        2_000
+    } else {
+        200_000
+    }
+}
 
 fn run<A>(assigner: A, events: &[(i64, u32, f64)]) -> usize
 where
@@ -43,10 +54,12 @@ where
 
 fn operator(c: &mut Criterion) {
     // 1 ms per event over 10k keys: a sparse key has ~one element per 10 s.
-    let events = uniform_events(EVENTS, KEYS, 1, 50, 7);
+    let n = events();
+    let events = uniform_events(n, KEYS, 1, 50, 7);
     let mut group = c.benchmark_group("operator");
-    group.throughput(Throughput::Elements(EVENTS as u64));
+    group.throughput(Throughput::Elements(n as u64));
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
     group.bench_function(BenchmarkId::new("tumbling", "10s"), |b| {
         b.iter(|| {
             run(

@@ -1,13 +1,32 @@
-//! Benchmarks of the windowing engine (criterion), run through `cargo xtask bench`.
+//! Benchmarks of the windowing engine: deterministic workloads, the sliding-window strategies
+//! behind one interface, and the table that `cargo xtask bench` prints.
 //!
-//! This library holds the deterministic workload generators the benchmarks share, so that every
-//! benchmark of one workload sees the same events.
+//! - [`keyed`]: keyed events with uniform or Zipf keys (1k, 100k, 1M keys);
+//! - [`flights`]: the bundled NYC flights 2013 data replayed time-compressed;
+//! - [`flink`]: the workload real Flink was measured on (`../shared/docs/flink-baseline.md`);
+//! - [`nexmark`]: a Nexmark generator and the window queries Q5, Q7, Q11, Q12;
+//! - [`strategy`]: `native`, `keywindow`, `sliced` and `sliced:changes` for sliding windows;
+//! - [`table`]: runs every workload × strategy and a bare hash-map count as the baseline.
+//!
+//! Everything generated is a pure function of a seed, so every benchmark of one workload sees
+//! the same events, and a shorter stream is a prefix of a longer one.
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
 
-/// One generated event: `(timestamp ms, key index, value)`.
+pub mod flights;
+pub mod flink;
+pub mod keyed;
+pub mod nexmark;
+pub mod rng;
+pub mod strategy;
+pub mod table;
+
+/// One generated event: `(timestamp ms, key id, value)`.
 pub type GeneratedEvent = (i64, u32, f64);
 
 /// `n` events over `keys` keys, uniformly chosen with a seeded xorshift generator, timestamps
-/// advancing by `step_ms` per event with up to `disorder_ms` of out-of-orderness.
+/// advancing by `step_ms` per event with up to `disorder_ms` of out-of-orderness (the criterion
+/// `operator` bench's input).
 #[must_use]
 pub fn uniform_events(
     n: usize,
