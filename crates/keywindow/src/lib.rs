@@ -33,12 +33,15 @@
 #![forbid(unsafe_code)]
 
 mod event_time;
+mod keys;
 pub mod sliced;
+
+use keys::KeySlots;
 
 pub use event_time::{EventTime, EventTimeKeyWindows, EventTimeSlicedWindows, LateElement};
 pub use sliced::{EmitMode, SlicedWindows};
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::Hash;
 
 use timer_service::TimerQueue;
@@ -268,9 +271,7 @@ struct KeyState<K, A> {
 pub struct KeyWindows<K, T, F: AggregateFunction<T>> {
     geometry: SlidingGeometry,
     function: F,
-    ids: HashMap<K, u32, ahash::RandomState>,
-    keys: Vec<Option<KeyState<K, F::Acc>>>,
-    free: Vec<u32>,
+    keys: KeySlots<K, KeyState<K, F::Acc>>,
     /// Firing timers at window max timestamps: (time, key slot, window start).
     fire: TimerQueue<u32, i64>,
     /// Retention timers: a fired window is dropped when time reaches `end + size`.
@@ -285,7 +286,7 @@ impl<K, T, F: AggregateFunction<T>> std::fmt::Debug for KeyWindows<K, T, F> {
         f.debug_struct("KeyWindows")
             .field("geometry", &self.geometry)
             .field("time", &self.time)
-            .field("live_keys", &self.ids.len())
+            .field("live_keys", &self.keys.len())
             .field("metrics", &self.metrics)
             .finish_non_exhaustive()
     }
@@ -301,9 +302,7 @@ where
         Self {
             geometry,
             function,
-            ids: HashMap::default(),
-            keys: Vec::new(),
-            free: Vec::new(),
+            keys: KeySlots::new(),
             fire: TimerQueue::new(),
             retire: TimerQueue::new(),
             time: Timestamp::MIN,
@@ -324,12 +323,12 @@ where
 
     /// Windows currently held (fired ones kept for inheritance included).
     pub fn live_windows(&self) -> usize {
-        self.keys.iter().flatten().map(|k| k.windows.len()).sum()
+        self.keys.states().map(|k| k.windows.len()).sum()
     }
 
     /// Keys currently holding windows.
     pub fn live_keys(&self) -> usize {
-        self.ids.len()
+        self.keys.len()
     }
 
     /// The current time: the latest element time or `advance_time` argument.
@@ -363,7 +362,7 @@ where
         self.metrics.elements += 1;
         let g = self.geometry;
         let slot = self.intern(&key);
-        let state = self.keys[slot as usize].as_mut().expect("interned key");
+        let state = self.keys.get_mut(slot).expect("interned key");
 
         self.metrics.native_windows += count_native_windows(&g, &mut state.native_covered, time);
 
@@ -454,7 +453,7 @@ where
         O: KeyWindowOutput<K, F::Out>,
     {
         let g = self.geometry;
-        let Some(state) = self.keys[slot as usize].as_mut() else {
+        let Some(state) = self.keys.get_mut(slot) else {
             return;
         };
         let Some(w) = state.windows.get_mut(&start) else {
@@ -475,40 +474,23 @@ where
     }
 
     fn retire_window(&mut self, slot: u32, start: i64) {
-        let Some(state) = self.keys[slot as usize].as_mut() else {
+        let Some(state) = self.keys.get_mut(slot) else {
             return;
         };
         state.windows.remove(&start);
         if state.windows.is_empty() {
             let key = state.key.clone();
-            self.ids.remove(&key);
-            self.keys[slot as usize] = None;
-            self.free.push(slot);
+            self.keys.release(slot, &key);
         }
     }
 
     fn intern(&mut self, key: &K) -> u32 {
-        if let Some(&slot) = self.ids.get(key) {
-            return slot;
-        }
-        let state = KeyState {
+        self.keys.intern(key, || KeyState {
             key: key.clone(),
             windows: BTreeMap::new(),
             last: None,
             native_covered: None,
-        };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.keys[s as usize] = Some(state);
-                s
-            }
-            None => {
-                self.keys.push(Some(state));
-                u32::try_from(self.keys.len() - 1).expect("fewer than 2^32 live keys")
-            }
-        };
-        self.ids.insert(key.clone(), slot);
-        slot
+        })
     }
 }
 

@@ -22,11 +22,12 @@
 //! Only `create_accumulator`, `add`, `merge` and `get_result` are used: no retraction, so `max`
 //! and `min` work.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::Hash;
 
 use window_core::{AggregateFunction, TimeWindow, Timestamp, Window};
 
+use crate::keys::KeySlots;
 use crate::{
     count_native_windows, InOrderWindows, KeyWindowError, KeyWindowMetrics, KeyWindowOutput,
     KeyWindowResult, SlidingGeometry,
@@ -188,9 +189,7 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     slice_offset: i64,
     function: F,
     emit: EmitMode,
-    ids: HashMap<K, u32, ahash::RandomState>,
-    keys: Vec<Option<SliceKey<K, F::Acc>>>,
-    free: Vec<u32>,
+    keys: KeySlots<K, SliceKey<K, F::Acc>>,
     /// Firing times: window max timestamp -> (key slot, window start) pairs. A key has one live
     /// timer, the one matching its `next`; entries that no longer match are stale and skipped,
     /// so moving a key's timer is a push, with no delete and no dedup set.
@@ -208,7 +207,7 @@ impl<K, T, F: AggregateFunction<T>> std::fmt::Debug for SlicedWindows<K, T, F> {
             .field("slice", &self.slice)
             .field("emit", &self.emit)
             .field("time", &self.time)
-            .field("live_keys", &self.ids.len())
+            .field("live_keys", &self.keys.len())
             .field("metrics", &self.metrics)
             .finish_non_exhaustive()
     }
@@ -236,9 +235,7 @@ where
             slice_offset: geometry.offset().rem_euclid(slice),
             function,
             emit,
-            ids: HashMap::default(),
-            keys: Vec::new(),
-            free: Vec::new(),
+            keys: KeySlots::new(),
             fire: BTreeMap::new(),
             time: Timestamp::MIN,
             live_slices: 0,
@@ -259,7 +256,7 @@ where
 
     /// Keys currently holding state.
     pub fn live_keys(&self) -> usize {
-        self.ids.len()
+        self.keys.len()
     }
 
     /// The current time.
@@ -303,7 +300,7 @@ where
         self.metrics.elements += 1;
         let slice_start = TimeWindow::window_start_with_offset(time, self.slice_offset, self.slice);
         let slot = self.intern(&key);
-        let state = self.keys[slot as usize].as_mut().expect("interned key");
+        let state = self.keys.get_mut(slot).expect("interned key");
         self.metrics.native_windows += count_native_windows(&g, &mut state.native_covered, time);
         match state.open.as_mut() {
             Some((start, acc)) if *start == slice_start => self.function.add(acc, &value),
@@ -346,9 +343,7 @@ where
             }
             for (slot, start) in entry.remove() {
                 // Skip stale entries: the key's timer moved, or the slot was reused.
-                let live = self.keys[slot as usize]
-                    .as_ref()
-                    .is_some_and(|k| k.next == Some(start));
+                let live = self.keys.get(slot).is_some_and(|k| k.next == Some(start));
                 if live {
                     self.fire_window(slot, start, out);
                 }
@@ -362,7 +357,7 @@ where
     {
         let g = self.geometry;
         let f = &self.function;
-        let Some(state) = self.keys[slot as usize].as_mut() else {
+        let Some(state) = self.keys.get_mut(slot) else {
             return;
         };
         // Drop the slices that left: those before the window's start.
@@ -427,35 +422,18 @@ where
         }
         if state.is_idle() {
             let key = state.key.clone();
-            self.ids.remove(&key);
-            self.keys[slot as usize] = None;
-            self.free.push(slot);
+            self.keys.release(slot, &key);
         }
     }
 
     fn intern(&mut self, key: &K) -> u32 {
-        if let Some(&slot) = self.ids.get(key) {
-            return slot;
-        }
-        let state = SliceKey {
+        self.keys.intern(key, || SliceKey {
             key: key.clone(),
             closed: None,
             open: None,
             next: None,
             native_covered: None,
-        };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.keys[s as usize] = Some(state);
-                s
-            }
-            None => {
-                self.keys.push(Some(state));
-                u32::try_from(self.keys.len() - 1).expect("fewer than 2^32 live keys")
-            }
-        };
-        self.ids.insert(key.clone(), slot);
-        slot
+        })
     }
 }
 

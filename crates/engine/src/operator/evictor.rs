@@ -15,7 +15,7 @@ use std::fmt;
 use window_core::{Timestamp, TimestampedValue};
 use window_triggers::DeltaFunction;
 
-use super::function::{FireContext, WindowFunction};
+use super::function::{FireContext, FullWindow, WindowFunction};
 
 /// When an evictor runs: before the window function sees the elements, or after.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
@@ -200,13 +200,17 @@ impl<T: Clone> Evictor<T> for AnyEvictor<T> {
 #[derive(Clone)]
 pub struct Evicting<E, G> {
     evictor: E,
-    f: G,
+    /// Keeps the elements and applies `f`; the evictor runs around it.
+    contents: FullWindow<G>,
 }
 
 impl<E, G> Evicting<E, G> {
     /// `f` over the elements left by `evictor`.
     pub const fn new(evictor: E, f: G) -> Self {
-        Self { evictor, f }
+        Self {
+            evictor,
+            contents: FullWindow::new(f),
+        }
     }
 }
 
@@ -228,23 +232,20 @@ where
     type Out = O;
 
     fn create(&self) -> Self::Acc {
-        Vec::new()
+        self.contents.create()
     }
 
     fn add(&self, acc: &mut Self::Acc, value: &T, timestamp: Timestamp) {
-        acc.push(TimestampedValue {
-            timestamp,
-            value: value.clone(),
-        });
+        self.contents.add(acc, value, timestamp);
     }
 
-    fn merge(&self, acc: &mut Self::Acc, mut other: Self::Acc) {
-        acc.append(&mut other);
+    fn merge(&self, acc: &mut Self::Acc, other: Self::Acc) {
+        self.contents.merge(acc, other);
     }
 
     fn fire(&self, acc: &mut Self::Acc, ctx: &FireContext) -> O {
         self.evictor.evict(acc, EvictMoment::Before, ctx);
-        let out = (self.f)(acc);
+        let out = self.contents.fire(acc, ctx);
         self.evictor.evict(acc, EvictMoment::After, ctx);
         out
     }

@@ -1,0 +1,68 @@
+//! Keys interned to small slot numbers, so that timers name a key with a `u32`.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Per-key state in slots: a hash map from key to slot, the states in a vector, and a free
+/// list so that slots of forgotten keys are reused.
+#[derive(Debug)]
+pub(crate) struct KeySlots<K, S> {
+    ids: HashMap<K, u32, ahash::RandomState>,
+    slots: Vec<Option<S>>,
+    free: Vec<u32>,
+}
+
+impl<K, S> KeySlots<K, S> {
+    /// Keys held.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+}
+
+impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
+    pub(crate) fn new() -> Self {
+        Self {
+            ids: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// The slot of `key`, creating its state with `init` if the key is new.
+    pub(crate) fn intern(&mut self, key: &K, init: impl FnOnce() -> S) -> u32 {
+        if let Some(&slot) = self.ids.get(key) {
+            return slot;
+        }
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(init());
+                s
+            }
+            None => {
+                self.slots.push(Some(init()));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 live keys")
+            }
+        };
+        self.ids.insert(key.clone(), slot);
+        slot
+    }
+
+    pub(crate) fn get(&self, slot: u32) -> Option<&S> {
+        self.slots.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn get_mut(&mut self, slot: u32) -> Option<&mut S> {
+        self.slots.get_mut(slot as usize).and_then(Option::as_mut)
+    }
+
+    /// Forgets `key`, whose state is in `slot`.
+    pub(crate) fn release(&mut self, slot: u32, key: &K) {
+        self.ids.remove(key);
+        self.slots[slot as usize] = None;
+        self.free.push(slot);
+    }
+
+    pub(crate) fn states(&self) -> impl Iterator<Item = &S> {
+        self.slots.iter().flatten()
+    }
+}
