@@ -1,7 +1,7 @@
 //! `cargo xtask compare-strategies`: runs `windowctl` on the bundled flights data keyed by tail
-//! number, 1 h windows sliding every 1 min, once per strategy (native, keywindow), one after the
-//! other in one invocation, and prints windows created, results emitted, peak memory and run time
-//! side by side.
+//! number, 1 h windows sliding every 1 min, once per strategy (native, keywindow, sliced,
+//! sliced:changes), one after the other in one invocation, and prints windows created, results
+//! emitted, peak memory and run time side by side.
 
 use std::process::Command;
 use std::time::Instant;
@@ -53,7 +53,8 @@ pub fn run_cli(args: &[String]) -> Result<()> {
     println!("| strategy | run time (s) | windows created | results emitted | late dropped | peak memory (KB) |");
     println!("|---|---:|---:|---:|---:|---:|");
     let mut native_time = None;
-    for strategy in ["native", "keywindow"] {
+    let mut notes: Vec<String> = Vec::new();
+    for strategy in ["native", "keywindow", "sliced", "sliced:changes"] {
         let started = Instant::now();
         let out = Command::new(root.join("target/release/windowctl"))
             .args([
@@ -81,21 +82,24 @@ pub fn run_cli(args: &[String]) -> Result<()> {
             field(&summary, "late elements dropped: "),
             field(&summary, "peak memory (resident): "),
         );
-        if strategy == "keywindow" {
-            println!(
-                "\n{}",
-                summary
-                    .lines()
-                    .filter(|l| l.contains("key windows created"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-            if let Some(n) = native_time {
-                println!("keywindow run time is 1/{:.1} of native", n / seconds);
-            }
-        } else {
+        if strategy == "native" {
             native_time = Some(seconds);
+        } else if let Some(n) = native_time {
+            notes.push(format!(
+                "{strategy}: run time 1/{:.1} of native",
+                n / seconds
+            ));
         }
+        notes.extend(
+            summary
+                .lines()
+                .filter(|l| l.contains("would create"))
+                .map(|l| format!("{strategy}: {}", l.trim_start_matches("windowctl: "))),
+        );
+    }
+    println!();
+    for n in notes {
+        println!("{n}");
     }
     Ok(())
 }
