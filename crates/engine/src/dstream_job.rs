@@ -54,6 +54,10 @@ pub const BUNDLED_DATA: &str = concat!(
 /// interval is too small for the time span of the input.
 pub const MAX_BATCHES: i64 = 10_000_000;
 
+/// Most batches one window may span in the plain (non-incremental) form, which reads every batch
+/// of every window: beyond this a job's cost explodes (`--inverse` has no such limit).
+pub const MAX_PLAIN_WINDOW_BATCHES: i64 = 10_000;
+
 /// The DStream operation of a job (Spark's method in parentheses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DstreamOperation {
@@ -207,6 +211,24 @@ fn plan(args: &DstreamArgs) -> Result<Plan> {
         bail!(
             "--inverse needs an invertible aggregate (sum or count), not {:?}",
             args.agg
+        );
+    }
+    // Guards against jobs that would not finish: the drain after the last event runs a window
+    // of batches, and the plain form reads every batch of every window.
+    let window_batches = window / interval;
+    if window_batches > MAX_BATCHES {
+        bail!(
+            "--window {window} ms is {window_batches} batches of {interval} ms (more than {MAX_BATCHES}); use a larger --batch-interval"
+        );
+    }
+    let plain_window_work = if args.inverse {
+        1
+    } else {
+        window_batches.max(1)
+    };
+    if plain_window_work > MAX_PLAIN_WINDOW_BATCHES {
+        bail!(
+            "--window {window} ms spans {window_batches} batches of {interval} ms: the plain form recomputes each window from all of them (more than {MAX_PLAIN_WINDOW_BATCHES}); use --inverse or a larger --batch-interval"
         );
     }
     Ok(Plan {
@@ -713,7 +735,7 @@ mod tests {
 
     #[test]
     fn bad_records_name_the_line() {
-        let plan = plan(&args(&["--batch-interval", "1s"])).unwrap();
+        let plan = plan(&args(&["--batch-interval", "1s", "--window", "10s"])).unwrap();
         let reader = EventReader::new(
             Cursor::new("event_time_ms,key,value\n1,a,1\nx,a,1\n".to_owned()),
             "test",

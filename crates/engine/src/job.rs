@@ -755,6 +755,23 @@ impl FromStr for Strategy {
     }
 }
 
+/// Key windows and sliced windows track windows up to two sizes after an element: refuse
+/// elements whose windows would not fit in `i64` (and `i64::MIN`, Flink's "no timestamp").
+fn check_ordered_timestamp(g: SlidingGeometry, t: Timestamp) -> Result<(), OperatorError> {
+    if t == Timestamp::MIN {
+        return Err(AssignerError::MissingTimestamp.into());
+    }
+    let margin = g.size().saturating_add(g.slide()).saturating_mul(2);
+    if t > Timestamp::MAX - margin || t < Timestamp::MIN + margin {
+        return Err(AssignerError::TimestampOutOfRange {
+            timestamp: t,
+            size: g.size(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// The in-order sliding-window processors behind one type.
 #[derive(Debug)]
 pub enum Ordered {
@@ -762,6 +779,17 @@ pub enum Ordered {
     Key(KeyWindows<String, f64, NumericAggregate>),
     /// Sliced windows.
     Sliced(SlicedWindows<String, f64, NumericAggregate>),
+}
+
+impl Ordered {
+    /// The window geometry.
+    #[must_use]
+    pub fn geometry(&self) -> SlidingGeometry {
+        match self {
+            Ordered::Key(k) => k.geometry(),
+            Ordered::Sliced(s) => s.geometry(),
+        }
+    }
 }
 
 impl InOrderWindows<String, f64> for Ordered {
@@ -946,8 +974,8 @@ impl JobOperator {
         else {
             return Err(syntax(
                 what,
-                "keywindow",
-                "key windows apply to sliding windows only",
+                spec.strategy.name(),
+                "key windows and sliced windows apply to sliding windows only",
             ));
         };
         if spec.trigger != TriggerSpec::Default || spec.evictor.is_some() {
@@ -967,8 +995,8 @@ impl JobOperator {
         if spec.allowed_lateness < 0 {
             return Err(OperatorError::NegativeLateness(spec.allowed_lateness).into());
         }
-        // Same validation (and messages) as the native sliding windows.
-        SlidingWindows::new(size, slide, offset, spec.time)?;
+        // Not SlidingWindows::new: its cap on windows per element does not apply here (key
+        // windows create at most two per element, sliced windows none).
         let geometry = SlidingGeometry::new(size, slide, offset)
             .map_err(|e| syntax(what, spec.strategy.name(), e.to_string()))?;
         let ordered = match spec.strategy {
@@ -1007,6 +1035,7 @@ impl JobOperator {
                 &mut SinkAdapter(sink)
             )),
             JobOperator::OrderedEventTime(kw, late_data) => {
+                check_ordered_timestamp(kw.inner().geometry(), timestamp)?;
                 if let Some(late) = kw.process_element(key, value, timestamp) {
                     if *late_data == LateDataPolicy::SideOutput {
                         sink.late(late.key, late.timestamp, late.value, late.watermark);
@@ -1015,6 +1044,7 @@ impl JobOperator {
                 Ok(())
             }
             JobOperator::OrderedProcessingTime(kw, clock) => {
+                check_ordered_timestamp(kw.geometry(), *clock)?;
                 kw.process(key, value, *clock, &mut KeyWindowAdapter(sink))
                     .expect("the clock reading never goes back");
                 Ok(())
@@ -1064,14 +1094,19 @@ impl JobOperator {
     pub fn metrics(&self) -> OperatorMetrics {
         match self {
             JobOperator::Native(op) => each_native!(op, |o| o.metrics()),
-            JobOperator::OrderedEventTime(kw, _) => {
+            JobOperator::OrderedEventTime(kw, late_data) => {
                 let m = kw.metrics();
                 OperatorMetrics {
                     elements: m.elements,
                     windows_created: m.key_windows_created,
                     windows_fired: m.results_emitted,
                     late_elements: kw.late_elements(),
-                    ..OperatorMetrics::default()
+                    late_side_output: if *late_data == LateDataPolicy::SideOutput {
+                        kw.late_elements()
+                    } else {
+                        0
+                    },
+                    elements_in_no_window: m.in_no_window,
                 }
             }
             JobOperator::OrderedProcessingTime(kw, _) => {
@@ -1080,6 +1115,7 @@ impl JobOperator {
                     elements: m.elements,
                     windows_created: m.key_windows_created,
                     windows_fired: m.results_emitted,
+                    elements_in_no_window: m.in_no_window,
                     ..OperatorMetrics::default()
                 }
             }

@@ -670,3 +670,91 @@ fn element_errors_name_the_right_field_and_reject_fractional_gaps() {
         stderr(&o)
     );
 }
+
+#[test]
+fn ordered_strategies_handle_gaps_and_the_ends_of_time() {
+    // slide > size: elements in gaps are in no window, counted, for every strategy (no panic).
+    let p = write_temp(
+        "gaps2.csv",
+        "event_time_ms,key,value\n1,a,1\n3,b,2\n7,a,3\n12,a,5\n14,b,1\n26,a,2\n",
+    );
+    for strategy in ["native", "keywindow", "sliced", "sliced:changes"] {
+        let o = windowctl(&[
+            "--input",
+            p.to_str().unwrap(),
+            "--window",
+            "sliding:10ms:20ms",
+            "--agg",
+            "sum",
+            "--strategy",
+            strategy,
+        ]);
+        assert!(o.status.success(), "{strategy}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("elements in no window: 2"),
+            "{strategy}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stdout(&o).contains("a,0,10,4") && stdout(&o).contains("a,20,30,2"),
+            "{strategy}: {}",
+            stdout(&o)
+        );
+    }
+    // Near i64::MAX the windows after an element do not fit: a clear error, not wrong results.
+    let p = write_temp(
+        "max.csv",
+        "event_time_ms,key,value\n9223372036854775807,a,1\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:10ms:5ms",
+        "--strategy",
+        "sliced",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("too close to the end of the i64 range"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn zero_idle_timeout_and_runaway_dstream_jobs_are_refused() {
+    let p = write_temp("z.csv", "event_time_ms,key,value\n1,a,1\n");
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:10ms",
+        "--idle-timeout",
+        "0ms",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--idle-timeout must be positive"),
+        "{}",
+        stderr(&o)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args([
+            "dstream",
+            "--input",
+            p.to_str().unwrap(),
+            "--batch-interval",
+            "1ms",
+            "--window",
+            "100000ms",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("use --inverse or a larger --batch-interval"),
+        "{}",
+        stderr(&o)
+    );
+}

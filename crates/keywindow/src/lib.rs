@@ -123,6 +123,9 @@ pub struct KeyWindowMetrics {
     pub empty_results: u64,
     /// Left key windows that inherited state by `merge`.
     pub inherited: u64,
+    /// Elements that fell in a gap between windows (`slide > size`): in no window, dropped as
+    /// Flink drops them, and counted here.
+    pub in_no_window: u64,
 }
 
 /// A sliding-window processor that takes its elements in time order ([`KeyWindows`],
@@ -359,8 +362,13 @@ where
         }
         self.advance_time(time.saturating_sub(1), out);
         self.time = time;
-        self.metrics.elements += 1;
         let g = self.geometry;
+        if g.left_start(time) > g.slot(time) {
+            // In a gap between windows (slide > size): in no window, as in Flink.
+            self.metrics.in_no_window += 1;
+            return Ok(());
+        }
+        self.metrics.elements += 1;
         let slot = self.intern(&key);
         let state = self.keys.get_mut(slot).expect("interned key");
 

@@ -244,6 +244,11 @@ where
         }
     }
 
+    /// The window geometry.
+    pub fn geometry(&self) -> SlidingGeometry {
+        self.geometry
+    }
+
     /// The counters so far; `key_windows_created` counts slices (partial aggregates) created.
     pub fn metrics(&self) -> KeyWindowMetrics {
         self.metrics
@@ -295,7 +300,9 @@ where
         let g = self.geometry;
         let left = g.left_start(time);
         if left > g.slot(time) {
-            return Ok(()); // in a gap between windows (slide > size): in no window, as in Flink
+            // In a gap between windows (slide > size): in no window, as in Flink.
+            self.metrics.in_no_window += 1;
+            return Ok(());
         }
         self.metrics.elements += 1;
         let slice_start = TimeWindow::window_start_with_offset(time, self.slice_offset, self.slice);

@@ -74,6 +74,17 @@ pub enum AssignerError {
     /// event-time assigner.
     #[error("element has no timestamp (i64::MIN) but the window assigner uses event time; assign timestamps before windowing")]
     MissingTimestamp,
+    /// An element so close to `i64::MIN` or `i64::MAX` that its windows (and the windows after
+    /// them that key windows and sliced windows track) cannot be represented.
+    #[error(
+        "timestamp {timestamp} is too close to the end of the i64 range for windows of {size} ms"
+    )]
+    TimestampOutOfRange {
+        /// The element's timestamp.
+        timestamp: Timestamp,
+        /// The window size in ms.
+        size: i64,
+    },
     /// A dynamic session gap extractor returned a gap that is not positive for one element.
     #[error("dynamic session gap must be a positive whole number of ms, got {gap} ms for the element at {timestamp}")]
     InvalidDynamicGap {

@@ -135,7 +135,10 @@ struct RunArgs {
     /// only where it changes, plus one result with `empty` = true when a key's window becomes
     /// empty; output gets an `empty` column); sliced (per-key partial aggregates of non-empty
     /// slices: the native output at a cost that does not grow with size/slide); sliced:changes
-    /// (sliced, with the keywindow output). See docs/keywindow.md and docs/sliced.md.
+    /// (sliced, with the keywindow output). keywindow and sliced need elements in time order:
+    /// in event time an element behind the watermark is late for them (Flink would still add it
+    /// to its windows that have not fired), so give --out-of-orderness enough room for the
+    /// input's disorder. See docs/keywindow.md and docs/sliced.md.
     #[arg(
         long,
         default_value = "native",
@@ -407,11 +410,15 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         spec,
         out_of_orderness: duration("out-of-orderness", ooo_text)?,
         watermark_interval: duration("watermark-interval", &args.watermark_interval)?,
-        idle_timeout: args
-            .idle_timeout
-            .as_deref()
-            .map(|t| duration("idle-timeout", t))
-            .transpose()?,
+        idle_timeout: match args.idle_timeout.as_deref() {
+            None => None,
+            Some(t) => match duration("idle-timeout", t)? {
+                0 => {
+                    bail!("--idle-timeout must be positive (0 would mark every input idle at once)")
+                }
+                d => Some(d),
+            },
+        },
         window_all: args.window_all,
         max_window_states: args.max_window_states,
         time_field: args.time_field.clone(),
@@ -638,7 +645,8 @@ fn drive(
                     Err(OperatorError::Assigner(err)) => {
                         counts.rejected_by_operator += 1;
                         let field = match err {
-                            AssignerError::MissingTimestamp => &plan.time_field,
+                            AssignerError::MissingTimestamp
+                            | AssignerError::TimestampOutOfRange { .. } => &plan.time_field,
                             _ => &plan.value_field,
                         };
                         let input_error = InputError {
@@ -766,7 +774,7 @@ fn summary(
     if plan.spec.time == TimeDomain::EventTime && op.live_windows() > 0 {
         let _ = writeln!(
             err,
-            "windowctl: {} window states still hold elements at end of input and never fired (their trigger did not fire; as in Flink)",
+            "windowctl: {} window states remain at end of input: global windows are never cleaned up, and elements added after their last firing were not emitted (as in Flink)",
             op.live_windows()
         );
     }
