@@ -20,6 +20,11 @@ pub mod job;
 pub mod operator;
 pub mod watermark;
 
+/// The repository README's Rust example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme_doctests {}
+
 pub use dstream_compat as dstream;
 pub use keywindow;
 pub use timer_service as timers;
