@@ -201,6 +201,16 @@ fn plan(args: &DstreamArgs) -> Result<Plan> {
         // Spark accepts a zero slide and fails at the first batch; say it up front.
         bail!("--slide must be positive");
     }
+    let reduces = matches!(
+        args.operation,
+        DstreamOperation::ReduceByKeyAndWindow | DstreamOperation::ReduceByWindow
+    );
+    if !reduces && args.inverse {
+        bail!("--inverse applies to reduce-by-key-and-window and reduce-by-window only");
+    }
+    if !reduces && args.agg != DstreamAgg::Count {
+        bail!("--agg applies to reduce-by-key-and-window and reduce-by-window only; the other operations count or list");
+    }
     if args.inverse
         && matches!(args.agg, DstreamAgg::Min | DstreamAgg::Max)
         && matches!(
