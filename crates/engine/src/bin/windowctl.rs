@@ -454,7 +454,7 @@ fn run(args: RunArgs) -> Result<()> {
     });
     let late = match &args.late_output {
         Some(p) => {
-            let w = create_output(&p.display().to_string())?;
+            let w = create_output(&p.display().to_string()).context("--late-output")?;
             Some(LateWriter::new(w, OutputFormat::from_path(p)))
         }
         None => None,
@@ -470,7 +470,7 @@ fn run(args: RunArgs) -> Result<()> {
     };
     let mut policy = ErrorPolicy::new(args.on_error);
     if let Some(p) = &args.dead_letter {
-        policy = policy.with_dead_letter(DeadLetterWriter::create(p)?);
+        policy = policy.with_dead_letter(DeadLetterWriter::create(p).context("--dead-letter")?);
     }
     let total_bytes: Option<u64> = readers.iter().map(EventReader::total_bytes).sum();
     let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())

@@ -72,15 +72,22 @@ pub enum OpenError {
         error: std::io::Error,
     },
     /// The TCP connection to a socket source failed.
-    #[error(
-        "cannot connect to socket {addr}: {error} (is a server listening, e.g. `nc -lk PORT`?)"
-    )]
+    #[error("cannot connect to socket {addr}: {error}{}", connect_hint(error))]
     Connect {
         /// The `HOST:PORT` address as given.
         addr: String,
         /// The operating system's reason.
         error: std::io::Error,
     },
+}
+
+/// A hint for a refused connection, the usual mistake with socket sources.
+fn connect_hint(error: &std::io::Error) -> &'static str {
+    if error.kind() == std::io::ErrorKind::ConnectionRefused {
+        " (is a server listening, e.g. `nc -lk PORT`?)"
+    } else {
+        ""
+    }
 }
 
 /// What is wrong with a rejected input record (or with the input as a whole).
