@@ -386,6 +386,27 @@ impl<T, W: Window> Trigger<T, W> for NeverTrigger {
     }
 }
 
+/// The interval of a continuous trigger: positive, or an error naming the value.
+fn positive_interval(interval: i64) -> Result<i64, String> {
+    if interval <= 0 {
+        return Err(format!(
+            "continuous trigger interval must be positive, got {interval} ms"
+        ));
+    }
+    Ok(interval)
+}
+
+/// The next fire time of a continuous trigger after `from`: one interval later, capped at the
+/// window's max timestamp (both Flink continuous triggers), saturating at `i64::MAX`.
+fn next_fire_time<W: Window>(from: Timestamp, interval: i64, window: &W) -> Timestamp {
+    time::add(from, interval).min(window.max_timestamp())
+}
+
+/// The fire time a merged window inherits: the smallest pending one of the merged windows.
+fn earliest_pending(merged: &[Option<Timestamp>]) -> Option<Timestamp> {
+    merged.iter().flatten().copied().min()
+}
+
 /// Fires every `interval` ms of event time while the window is open, and at the window's end
 /// (Flink's `ContinuousEventTimeTrigger`).
 ///
@@ -404,12 +425,7 @@ impl ContinuousEventTimeTrigger {
     /// # Errors
     /// A non-positive interval is rejected, naming the value.
     pub fn of(interval: i64) -> Result<Self, String> {
-        if interval <= 0 {
-            return Err(format!(
-                "continuous trigger interval must be positive, got {interval} ms"
-            ));
-        }
-        Ok(Self { interval })
+        positive_interval(interval).map(|interval| Self { interval })
     }
 
     /// The interval in ms.
@@ -425,7 +441,7 @@ impl ContinuousEventTimeTrigger {
         next: &mut Option<Timestamp>,
         ctx: &mut C,
     ) {
-        let t = time::add(from, self.interval).min(window.max_timestamp());
+        let t = next_fire_time(from, self.interval, window);
         *next = Some(t);
         ctx.register_event_time_timer(t);
     }
@@ -500,7 +516,7 @@ impl<T, W: Window> Trigger<T, W> for ContinuousEventTimeTrigger {
         next: &mut Option<Timestamp>,
         ctx: &mut C,
     ) {
-        *next = merged.iter().flatten().copied().min();
+        *next = earliest_pending(merged);
         if let Some(t) = *next {
             ctx.register_event_time_timer(t);
         }
@@ -530,12 +546,7 @@ impl ContinuousProcessingTimeTrigger {
     /// # Errors
     /// A non-positive interval is rejected, naming the value.
     pub fn of(interval: i64) -> Result<Self, String> {
-        if interval <= 0 {
-            return Err(format!(
-                "continuous trigger interval must be positive, got {interval} ms"
-            ));
-        }
-        Ok(Self { interval })
+        positive_interval(interval).map(|interval| Self { interval })
     }
 
     /// The interval in ms.
@@ -551,7 +562,7 @@ impl ContinuousProcessingTimeTrigger {
         next: &mut Option<Timestamp>,
         ctx: &mut C,
     ) {
-        let t = time::add(from, self.interval).min(window.max_timestamp());
+        let t = next_fire_time(from, self.interval, window);
         *next = Some(t);
         ctx.register_processing_time_timer(t);
     }
@@ -611,7 +622,7 @@ impl<T, W: Window> Trigger<T, W> for ContinuousProcessingTimeTrigger {
         next: &mut Option<Timestamp>,
         ctx: &mut C,
     ) {
-        *next = merged.iter().flatten().copied().min();
+        *next = earliest_pending(merged);
         if let Some(t) = *next {
             ctx.register_processing_time_timer(t);
         }

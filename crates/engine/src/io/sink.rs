@@ -344,17 +344,7 @@ impl<W: Write> ResultWriter<W> {
     ///
     /// Fails if the underlying writer fails.
     pub fn write_result(&mut self, r: &ResultRecord<'_>) -> io::Result<()> {
-        let cells = [
-            Cell::Str(r.key),
-            r.window_start.into(),
-            r.window_end.into(),
-            r.result.into(),
-            Cell::Bool(false),
-        ];
-        let n = if self.empty_column { 5 } else { 4 };
-        self.rows.write_row(&cells[..n])?;
-        self.written += 1;
-        Ok(())
+        self.write_key_window_result(r, false)
     }
 
     /// The number of results written so far.
