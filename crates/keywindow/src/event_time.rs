@@ -12,7 +12,7 @@
 //! watermark reaches `max_timestamp + A`, with everything that arrived in time: the content of
 //! Flink's last (late) firing, without the earlier partial firings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;
 
 use window_core::{time, AggregateFunction, Timestamp};
@@ -36,6 +36,10 @@ pub struct LateElement<K, T> {
 /// An in-order processor `P` driven by event time and watermarks.
 pub struct EventTime<P, K, T> {
     inner: P,
+    /// Elements that arrived in time order (each at or after the one before it), oldest first:
+    /// the common case, a push and a pop per element.
+    in_order: VecDeque<(Timestamp, u64, K, T)>,
+    /// Elements that arrived before an element already in `in_order`, by (time, arrival).
     buffer: BTreeMap<(Timestamp, u64), (K, T)>,
     sequence: u64,
     watermark: Timestamp,
@@ -66,7 +70,7 @@ impl<P: std::fmt::Debug, K, T> std::fmt::Debug for EventTime<P, K, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EventTime")
             .field("inner", &self.inner)
-            .field("buffered", &self.buffer.len())
+            .field("buffered", &(self.in_order.len() + self.buffer.len()))
             .field("watermark", &self.watermark)
             .field("allowed_lateness", &self.allowed_lateness)
             .finish_non_exhaustive()
@@ -114,6 +118,7 @@ where
     pub fn wrap(inner: P, allowed_lateness: i64) -> Self {
         Self {
             inner,
+            in_order: VecDeque::new(),
             buffer: BTreeMap::new(),
             sequence: 0,
             watermark: Timestamp::MIN,
@@ -139,7 +144,12 @@ where
                 watermark: self.watermark,
             });
         }
-        self.buffer.insert((timestamp, self.sequence), (key, value));
+        if self.in_order.back().is_none_or(|last| last.0 <= timestamp) {
+            self.in_order
+                .push_back((timestamp, self.sequence, key, value));
+        } else {
+            self.buffer.insert((timestamp, self.sequence), (key, value));
+        }
         self.sequence += 1;
         None
     }
@@ -156,11 +166,33 @@ where
         }
         self.watermark = watermark;
         let release_to = time::sub(watermark, self.allowed_lateness);
-        while let Some(entry) = self.buffer.first_entry() {
-            if entry.key().0 > release_to {
-                break;
-            }
-            let ((timestamp, _), (key, value)) = entry.remove_entry();
+        // Merge the two buffers in (time, arrival) order up to `release_to`.
+        loop {
+            let from_in_order = match (self.in_order.front(), self.buffer.first_key_value()) {
+                (Some(a), Some((b, _))) => (a.0, a.1) < *b,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (timestamp, key, value) = if from_in_order {
+                match self.in_order.front() {
+                    Some(e) if e.0 <= release_to => {}
+                    _ => break,
+                }
+                let Some((timestamp, _, key, value)) = self.in_order.pop_front() else {
+                    break;
+                };
+                (timestamp, key, value)
+            } else {
+                let Some(entry) = self.buffer.first_entry() else {
+                    break;
+                };
+                if entry.key().0 > release_to {
+                    break;
+                }
+                let ((timestamp, _), (key, value)) = entry.remove_entry();
+                (timestamp, key, value)
+            };
             // Released in order and never behind the processor's time (later elements at or
             // behind `release_to` are refused as late), so this cannot fail.
             let r = self.inner.process(key, value, timestamp, out);
@@ -176,7 +208,7 @@ where
 
     /// Elements waiting in the buffer.
     pub fn buffered(&self) -> usize {
-        self.buffer.len()
+        self.in_order.len() + self.buffer.len()
     }
 
     /// Late elements handed back so far.

@@ -62,6 +62,14 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
         self.free.push(slot);
     }
 
+    /// Forgets the key in `slot`, found in its state by `key_of`; returns the state.
+    pub(crate) fn release_with(&mut self, slot: u32, key_of: impl FnOnce(&S) -> &K) -> Option<S> {
+        let state = self.slots.get_mut(slot as usize)?.take()?;
+        self.ids.remove(key_of(&state));
+        self.free.push(slot);
+        Some(state)
+    }
+
     pub(crate) fn states(&self) -> impl Iterator<Item = &S> {
         self.slots.iter().flatten()
     }

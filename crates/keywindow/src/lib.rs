@@ -34,6 +34,8 @@
 
 mod event_time;
 mod keys;
+mod schedule;
+mod slice_log;
 pub mod sliced;
 
 use keys::KeySlots;
@@ -226,9 +228,50 @@ impl SlidingGeometry {
         TimeWindow::new(start, start.saturating_add(self.size))
     }
 
-    /// Index of a window start on the slide grid.
+    /// Index of a window start on the slide grid: `floor((start - offset) / slide)` (exact for
+    /// every `start`; a start clamped at `i64::MIN` gets the index of the grid start below it).
     pub(crate) fn index(&self, start: i64) -> i64 {
-        (start - self.offset).div_euclid(self.slide)
+        match start.checked_sub(self.offset) {
+            Some(shifted) => shifted.div_euclid(self.slide),
+            // |offset| < slide, so the quotient fits an i64.
+            None => {
+                (i128::from(start) - i128::from(self.offset)).div_euclid(i128::from(self.slide))
+                    as i64
+            }
+        }
+    }
+
+    /// Start of the window with grid index `index`, clamped into the `i64` range.
+    pub(crate) fn start_of(&self, index: i64) -> i64 {
+        let start = i128::from(index) * i128::from(self.slide) + i128::from(self.offset);
+        start.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
+    /// The largest grid index whose window fires at or before `time` (max timestamp `<= time`),
+    /// and the time at which the next index becomes due.
+    pub(crate) fn due_index(&self, time: Timestamp) -> (i64, Timestamp) {
+        let fire = |index: i64| self.window(self.start_of(index)).max_timestamp();
+        // Windows with start + size - 1 <= time, in exact arithmetic.
+        let latest_start = i128::from(time) - i128::from(self.size) + 1;
+        let index = (latest_start - i128::from(self.offset)).div_euclid(i128::from(self.slide));
+        let mut index = index.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        // Saturation at the ends of time can move the boundary by a window; a step or two
+        // corrects it (bounded: the clamped starts at i64::MIN all fire at once anyway).
+        for _ in 0..2 {
+            match index.checked_add(1) {
+                Some(next) if fire(next) <= time => index = next,
+                _ => break,
+            }
+        }
+        for _ in 0..2 {
+            if fire(index) > time {
+                match index.checked_sub(1) {
+                    Some(previous) => index = previous,
+                    None => break,
+                }
+            }
+        }
+        (index, index.checked_add(1).map_or(Timestamp::MAX, fire))
     }
 }
 
@@ -545,6 +588,12 @@ pub(crate) fn count_native_windows(
     time: Timestamp,
 ) -> u64 {
     let (first, last) = (g.index(g.left_start(time)), g.index(g.slot(time)));
+    count_new_windows(covered, first, last)
+}
+
+/// The grid indices in `first..=last` beyond `covered`; moves `covered` up to `last`.
+#[inline]
+pub(crate) fn count_new_windows(covered: &mut Option<i64>, first: i64, last: i64) -> u64 {
     let from = covered.map_or(first, |c| first.max(c + 1));
     *covered = Some(covered.map_or(last, |c| c.max(last)));
     if last >= from {

@@ -22,14 +22,15 @@
 //! Only `create_accumulator`, `add`, `merge` and `get_result` are used: no retraction, so `max`
 //! and `min` work.
 
-use std::collections::BTreeMap;
 use std::hash::Hash;
 
 use window_core::{AggregateFunction, TimeWindow, Timestamp, Window};
 
 use crate::keys::KeySlots;
+use crate::schedule::FireSchedule;
+use crate::slice_log::{SegmentWindows, SliceLog};
 use crate::{
-    count_native_windows, InOrderWindows, KeyWindowError, KeyWindowMetrics, KeyWindowOutput,
+    count_new_windows, InOrderWindows, KeyWindowError, KeyWindowMetrics, KeyWindowOutput,
     KeyWindowResult, SlidingGeometry,
 };
 
@@ -75,13 +76,6 @@ impl<A: Clone> TwoStacks<A> {
             None => self.back_agg = Some(acc.clone()),
         }
         self.back.push((start, acc));
-    }
-
-    fn oldest_start(&self) -> Option<i64> {
-        self.front
-            .last()
-            .map(|e| e.0)
-            .or_else(|| self.back.first().map(|e| e.0))
     }
 
     /// Drops every slice starting before `start`.
@@ -134,8 +128,10 @@ struct SliceKey<K, A> {
     closed: Option<Box<TwoStacks<A>>>,
     /// The newest slice, still taking elements: (start, partial aggregate).
     open: Option<(i64, A)>,
-    /// The next window (start) this key fires, if any.
+    /// All windows: the next window (start) this key fires, if any.
     next: Option<i64>,
+    /// Changes: the firing round this key last fired in (a key fires once per round).
+    round: u64,
     native_covered: Option<i64>,
 }
 
@@ -148,11 +144,40 @@ impl<K, A: Clone> SliceKey<K, A> {
         self.closed.as_ref().map_or(0, |c| c.len())
     }
 
-    fn oldest_start(&self) -> Option<i64> {
-        self.closed
-            .as_ref()
-            .and_then(|c| c.oldest_start())
-            .or(self.open.as_ref().map(|o| o.0))
+    /// Drops the slices that start before `start`; returns how many went.
+    fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
+        let mut evicted = 0;
+        if let Some(closed) = self.closed.as_mut() {
+            let before = closed.len();
+            closed.evict_before(f, start);
+            evicted = before - closed.len();
+            if closed.len() == 0 {
+                self.closed = None;
+            }
+        }
+        if self.open.as_ref().is_some_and(|o| o.0 < start) {
+            self.open = None;
+            evicted += 1;
+        }
+        evicted
+    }
+
+    /// The aggregate of every slice held, `None` if there is none.
+    fn aggregate<T, F: AggregateFunction<T, Acc = A>>(&self, f: &F) -> Option<F::Out> {
+        match (&self.closed, &self.open) {
+            (None, None) => None,
+            (None, Some((_, open))) => Some(f.get_result(open)),
+            (closed, open) => {
+                let mut acc = f.create_accumulator();
+                if let Some(closed) = closed {
+                    closed.merge_into(f, &mut acc);
+                }
+                if let Some((_, open)) = open {
+                    f.merge(&mut acc, open.clone());
+                }
+                Some(f.get_result(&acc))
+            }
+        }
     }
 
     fn newest_start(&self) -> Option<i64> {
@@ -163,6 +188,68 @@ impl<K, A: Clone> SliceKey<K, A> {
                 .map(|e| e.0)
                 .or_else(|| c.front.first().map(|e| e.0))
         })
+    }
+}
+
+/// What holds for every time in one slice, computed once per slice instead of per element
+/// (each costs a division).
+#[derive(Clone, Copy, Debug)]
+struct SliceFacts {
+    /// The slice: `[start, end)`.
+    start: i64,
+    end: i64,
+    /// Start and grid index of the left window: the first window that holds the slice.
+    left: i64,
+    left_index: i64,
+    /// Grid index of the last window that holds the slice.
+    last_index: i64,
+    /// Start and grid index of the right window: the first window past the slice.
+    right: i64,
+    right_index: i64,
+    /// The slice lies in a gap between windows (slide > size).
+    in_gap: bool,
+    /// False near the ends of time, where saturation may break "constant over the slice": the
+    /// facts then hold for their own time only.
+    whole_slice: bool,
+}
+
+impl SliceFacts {
+    fn of(g: &SlidingGeometry, slice_offset: i64, slice: i64, time: Timestamp) -> Self {
+        let start = TimeWindow::window_start_with_offset(time, slice_offset, slice);
+        let left = g.left_start(time);
+        let slot = g.slot(time);
+        // Window starts and ends lie on the slice grid, so which windows hold `time` is the
+        // same for every time of its slice (away from saturation).
+        let margin = g.size().saturating_add(g.slide()).saturating_add(slice);
+        let whole_slice =
+            start.checked_sub(margin).is_some() && start.checked_add(margin).is_some();
+        Self {
+            start,
+            end: start.saturating_add(slice),
+            left,
+            left_index: g.index(left),
+            last_index: g.index(slot),
+            right: g.right_start(time),
+            right_index: g.index(g.right_start(time)),
+            in_gap: left > slot,
+            whole_slice,
+        }
+    }
+
+    /// Where the slice enters and leaves, for the slice log.
+    fn segment(&self) -> SegmentWindows {
+        SegmentWindows {
+            slice_start: self.start,
+            enter_index: self.left_index,
+            enter_start: self.left,
+            leave_index: self.right_index,
+            leave_start: self.right,
+        }
+    }
+
+    #[inline]
+    fn holds(&self, time: Timestamp) -> bool {
+        self.whole_slice && time >= self.start && time < self.end
     }
 }
 
@@ -190,10 +277,27 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     function: F,
     emit: EmitMode,
     keys: KeySlots<K, SliceKey<K, F::Acc>>,
-    /// Firing times: window max timestamp -> (key slot, window start) pairs. A key has one live
-    /// timer, the one matching its `next`; entries that no longer match are stale and skipped,
-    /// so moving a key's timer is a push, with no delete and no dedup set.
-    fire: BTreeMap<Timestamp, Vec<(u32, i64)>>,
+    /// All windows: firings by window index, (key slot, window start). A key has one live
+    /// entry, the one matching its `next`; entries that no longer match are stale and skipped,
+    /// so moving a key's firing is a push, with no delete and no dedup set.
+    fire: FireSchedule,
+    /// Changes: every slice held, in time order, with its enter and leave windows.
+    log: SliceLog,
+    /// Changes: firing rounds so far (one per window fired); a key fires once per round.
+    round: u64,
+    /// The key slots of one firing round (kept for its capacity).
+    firing: Vec<u32>,
+    /// Every window with grid index `<= due_index` fires at or before `time`...
+    due_index: i64,
+    /// ... until time reaches this (when the next index becomes due).
+    due_until: Timestamp,
+    /// ... and since this time (the due index is computed for times in `[due_until_from,
+    /// due_until)`).
+    due_until_from: Timestamp,
+    /// Facts of the slice holding the latest element, valid for every time in it.
+    facts: Option<SliceFacts>,
+    /// Elements of that slice not yet folded into their keys' state: (key slot, element).
+    batch: Vec<(u32, T)>,
     time: Timestamp,
     live_slices: usize,
     metrics: KeyWindowMetrics,
@@ -236,7 +340,20 @@ where
             function,
             emit,
             keys: KeySlots::new(),
-            fire: BTreeMap::new(),
+            // A key's next window is at most size / slide + 1 windows past the one firing.
+            fire: FireSchedule::new(
+                (geometry.size() / geometry.slide())
+                    .unsigned_abs()
+                    .saturating_add(2),
+            ),
+            log: SliceLog::default(),
+            round: 0,
+            firing: Vec::new(),
+            due_index: i64::MIN,
+            due_until: Timestamp::MIN,
+            due_until_from: Timestamp::MAX,
+            facts: None,
+            batch: Vec::new(),
             time: Timestamp::MIN,
             live_slices: 0,
             metrics: KeyWindowMetrics::default(),
@@ -297,44 +414,92 @@ where
         }
         self.advance_time(time.saturating_sub(1), out);
         self.time = time;
-        let g = self.geometry;
-        let left = g.left_start(time);
-        if left > g.slot(time) {
+        let facts = match self.facts {
+            Some(f) if f.holds(time) => f,
+            _ => {
+                // A new slice: fold the elements of the last one first.
+                self.fold_batch();
+                let f = SliceFacts::of(&self.geometry, self.slice_offset, self.slice, time);
+                self.facts = Some(f);
+                f
+            }
+        };
+        if facts.in_gap {
             // In a gap between windows (slide > size): in no window, as in Flink.
             self.metrics.in_no_window += 1;
             return Ok(());
         }
         self.metrics.elements += 1;
-        let slice_start = TimeWindow::window_start_with_offset(time, self.slice_offset, self.slice);
         let slot = self.intern(&key);
-        let state = self.keys.get_mut(slot).expect("interned key");
-        self.metrics.native_windows += count_native_windows(&g, &mut state.native_covered, time);
+        self.batch.push((slot, value));
+        Ok(())
+    }
+
+    /// Folds the batched elements of the current slice into their keys' state.
+    ///
+    /// Elements are batched, not folded one by one, because each fold touches a key's state at
+    /// a random place in memory: in a tight loop of independent folds the processor overlaps
+    /// those cache misses, where one fold per call would wait for each in turn. Folding waits
+    /// at most until the first window holding the slice fires (windows due earlier do not
+    /// hold it), and happens before any window fires, so no key with batched elements is
+    /// released under them.
+    fn fold_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let Some(facts) = self.facts else {
+            return;
+        };
+        let mut batch = std::mem::take(&mut self.batch);
+        for (slot, value) in batch.drain(..) {
+            self.fold(slot, value, &facts);
+        }
+        self.batch = batch;
+    }
+
+    /// Adds one element of the slice `facts` to the state of the key in `slot`.
+    #[inline]
+    fn fold(&mut self, slot: u32, value: T, facts: &SliceFacts) {
+        let Some(state) = self.keys.get_mut(slot) else {
+            debug_assert!(false, "batched element of a released key");
+            return;
+        };
         match state.open.as_mut() {
-            Some((start, acc)) if *start == slice_start => self.function.add(acc, &value),
-            _ => {
-                if let Some((start, acc)) = state.open.take() {
-                    state
-                        .closed
-                        .get_or_insert_with(|| Box::new(TwoStacks::new()))
-                        .push(&self.function, start, acc);
+            Some((start, acc)) if *start == facts.start => {
+                self.function.add(acc, &value);
+                return;
+            }
+            _ => {}
+        }
+        // The key's first element in this slice.
+        self.metrics.native_windows += count_new_windows(
+            &mut state.native_covered,
+            facts.left_index,
+            facts.last_index,
+        );
+        if let Some((start, acc)) = state.open.take() {
+            state
+                .closed
+                .get_or_insert_with(|| Box::new(TwoStacks::new()))
+                .push(&self.function, start, acc);
+        }
+        let mut acc = self.function.create_accumulator();
+        self.function.add(&mut acc, &value);
+        state.open = Some((facts.start, acc));
+        self.live_slices += 1;
+        self.metrics.key_windows_created += 1;
+        match self.emit {
+            // The slice log knows where it enters and leaves.
+            EmitMode::Changes => self.log.push(slot, facts.segment()),
+            // The key fires from the slice's left window on.
+            EmitMode::AllWindows => {
+                if state.next.is_none_or(|n| facts.left < n) {
+                    // The old entry, if any, goes stale: `next` no longer matches it.
+                    state.next = Some(facts.left);
+                    self.fire.push(facts.left_index, (slot, facts.left));
                 }
-                let mut acc = self.function.create_accumulator();
-                self.function.add(&mut acc, &value);
-                state.open = Some((slice_start, acc));
-                self.live_slices += 1;
-                self.metrics.key_windows_created += 1;
             }
         }
-        // The element enters the result at its left key window.
-        if state.next.is_none_or(|n| left < n) {
-            // The old entry, if any, goes stale: `next` no longer matches it.
-            state.next = Some(left);
-            self.fire
-                .entry(g.window(left).max_timestamp())
-                .or_default()
-                .push((slot, left));
-        }
-        Ok(())
     }
 
     /// Moves time to `time` (ms; never back): fires every window whose max timestamp is
@@ -344,21 +509,103 @@ where
         O: KeyWindowOutput<K, F::Out>,
     {
         self.time = self.time.max(time);
-        while let Some(entry) = self.fire.first_entry() {
-            if *entry.key() > time {
+        if self.fire.len() == 0 && self.log.len() == 0 && self.batch.is_empty() {
+            return;
+        }
+        if time >= self.due_until || time < self.due_until_from {
+            (self.due_index, self.due_until) = self.geometry.due_index(time);
+            self.due_until_from = time;
+        }
+        let due = self.due_index;
+        if !self.batch.is_empty()
+            && (self.fire.has_due(due)
+                || self
+                    .log
+                    .next_window()
+                    .is_some_and(|(index, _)| index <= due)
+                || self.facts.is_some_and(|f| f.left_index <= due))
+        {
+            // Windows fire: fold the batch first (it may add firings that are due).
+            self.fold_batch();
+        }
+        match self.emit {
+            EmitMode::AllWindows => self.fire_all_windows(time, out),
+            EmitMode::Changes => self.fire_changes(time, out),
+        }
+    }
+
+    /// All windows: fires the due entries of the schedule.
+    fn fire_all_windows<O>(&mut self, time: Timestamp, out: &mut O)
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
+        while let Some((index, mut entries)) = self.fire.take_due(self.due_index) {
+            for (slot, start) in entries.drain(..) {
+                // Skip stale entries: the key's next window moved, or the slot was reused.
+                let live = self.keys.get(slot).is_some_and(|k| k.next == Some(start));
+                if !live {
+                    continue;
+                }
+                if self.geometry.window(start).max_timestamp() > time {
+                    // Only at the ends of time, where starts saturate: not due yet.
+                    self.fire.push(index.saturating_add(1), (slot, start));
+                    continue;
+                }
+                self.fire_window(slot, index, start, out);
+            }
+            self.fire.recycle(entries);
+        }
+    }
+
+    /// Changes: fires every key whose slices enter or leave at a due window, window by window.
+    fn fire_changes<O>(&mut self, time: Timestamp, out: &mut O)
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
+        let mut firing = std::mem::take(&mut self.firing);
+        while let Some((index, start)) = self.log.next_window() {
+            if index > self.due_index || self.geometry.window(start).max_timestamp() > time {
                 break;
             }
-            for (slot, start) in entry.remove() {
-                // Skip stale entries: the key's timer moved, or the slot was reused.
-                let live = self.keys.get(slot).is_some_and(|k| k.next == Some(start));
-                if live {
-                    self.fire_window(slot, start, out);
-                }
+            self.round += 1;
+            firing.clear();
+            self.log.take_window(index, &mut firing);
+            for &slot in &firing {
+                self.fire_change(slot, start, out);
+            }
+        }
+        firing.clear();
+        self.firing = firing;
+    }
+
+    /// Changes: the key in `slot` emits its window starting at `start`, unless it did in this
+    /// round already; a key left without slices is forgotten.
+    fn fire_change<O>(&mut self, slot: u32, start: i64, out: &mut O)
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
+        let f = &self.function;
+        let Some(state) = self.keys.get_mut(slot) else {
+            return; // forgotten earlier in this round
+        };
+        if state.round == self.round {
+            return;
+        }
+        state.round = self.round;
+        self.live_slices -= state.evict_before(f, start);
+        let window = self.geometry.window(start);
+        self.metrics.results_emitted += 1;
+        match state.aggregate(f) {
+            Some(r) => out.result(&state.key, window, KeyWindowResult::Value(r)),
+            None => {
+                self.metrics.empty_results += 1;
+                out.result(&state.key, window, KeyWindowResult::Empty);
+                self.keys.release_with(slot, |s| &s.key);
             }
         }
     }
 
-    fn fire_window<O>(&mut self, slot: u32, start: i64, out: &mut O)
+    fn fire_window<O>(&mut self, slot: u32, index: i64, start: i64, out: &mut O)
     where
         O: KeyWindowOutput<K, F::Out>,
     {
@@ -368,59 +615,22 @@ where
             return;
         };
         // Drop the slices that left: those before the window's start.
-        let mut evicted = 0;
-        if let Some(closed) = state.closed.as_mut() {
-            let before = closed.len();
-            closed.evict_before(f, start);
-            evicted = before - closed.len();
-            if closed.len() == 0 {
-                state.closed = None;
-            }
-        }
-        if state.open.as_ref().is_some_and(|o| o.0 < start) {
-            state.open = None;
-            evicted += 1;
-        }
-        self.live_slices -= evicted;
+        self.live_slices -= state.evict_before(f, start);
         let window = g.window(start);
-        let result = if state.oldest_start().is_some() {
-            let mut acc = f.create_accumulator();
-            if let Some(closed) = &state.closed {
-                closed.merge_into(f, &mut acc);
-            }
-            if let Some((_, open)) = &state.open {
-                f.merge(&mut acc, open.clone());
-            }
-            Some(f.get_result(&acc))
-        } else {
-            None
-        };
-        state.next = match self.emit {
-            EmitMode::AllWindows => {
-                // The next window holds a slice iff the newest slice is still in it.
-                let next = start.saturating_add(g.slide());
-                state.newest_start().filter(|n| *n >= next).map(|_| next)
-            }
-            // The next change: the window where the oldest slice leaves.
-            EmitMode::Changes => state.oldest_start().map(|o| g.right_start(o)),
-        };
-        match (result, self.emit) {
-            (Some(r), _) => {
-                self.metrics.results_emitted += 1;
-                out.result(&state.key, window, KeyWindowResult::Value(r));
-            }
-            (None, EmitMode::Changes) => {
-                self.metrics.results_emitted += 1;
-                self.metrics.empty_results += 1;
-                out.result(&state.key, window, KeyWindowResult::Empty);
-            }
-            (None, EmitMode::AllWindows) => {}
+        // The next window holds a slice iff the newest slice is still in it.
+        let next = start.saturating_add(g.slide());
+        state.next = state.newest_start().filter(|n| *n >= next).map(|_| next);
+        if let Some(r) = state.aggregate(f) {
+            self.metrics.results_emitted += 1;
+            out.result(&state.key, window, KeyWindowResult::Value(r));
         }
         if let Some(n) = state.next {
-            self.fire
-                .entry(g.window(n).max_timestamp())
-                .or_default()
-                .push((slot, n));
+            let next_index = if start.checked_add(g.slide()) == Some(n) {
+                index + 1
+            } else {
+                g.index(n)
+            };
+            self.fire.push(next_index, (slot, n));
         } else {
             // No later window holds any of the remaining slices: drop them.
             self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
@@ -428,8 +638,7 @@ where
             state.open = None;
         }
         if state.is_idle() {
-            let key = state.key.clone();
-            self.keys.release(slot, &key);
+            self.keys.release_with(slot, |s| &s.key);
         }
     }
 
@@ -439,6 +648,7 @@ where
             closed: None,
             open: None,
             next: None,
+            round: 0,
             native_covered: None,
         })
     }

@@ -19,7 +19,7 @@ pub mod time;
 pub mod window;
 
 pub use aggregate::{
-    AggregateFunction, NumericAggregate, NumericStats, ReduceAggregate, ReduceFunction,
+    AggregateFunction, NumericAcc, NumericAggregate, NumericStats, ReduceAggregate, ReduceFunction,
 };
 pub use time::{Timestamp, MAX_WATERMARK, MIN_WATERMARK};
 pub use window::{GlobalWindow, TimeWindow, TimestampedValue, TriggerResult, Window};
