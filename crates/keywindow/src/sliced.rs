@@ -22,6 +22,7 @@
 //! Only `create_accumulator`, `add`, `merge` and `get_result` are used: no retraction, so `max`
 //! and `min` work.
 
+use std::collections::VecDeque;
 use std::hash::Hash;
 
 use window_core::{AggregateFunction, TimeWindow, Timestamp, Window};
@@ -45,29 +46,34 @@ pub enum EmitMode {
     Changes,
 }
 
-/// A FIFO of (slice start, partial aggregate) with amortised O(1) push, evict and query.
+/// A FIFO of (slice start, partial aggregate) with amortised O(1) push, evict and query: the
+/// "two-stacks lite" form of two-stacks (Tangwongsan, Hirzel, Schneider: "In-order
+/// sliding-window aggregation in worst-case constant time", VLDB J. 2021), both stacks in one
+/// ring buffer.
+///
+/// `items[..front]` is the front stack, oldest first; each of its entries holds the aggregate of
+/// itself and every newer front entry (a suffix aggregate), so `items[0]` holds the whole front.
+/// `items[front..]` is the back stack: plain partials, whose aggregate is `back_agg`. Evicting
+/// pops the oldest entry; when the front runs empty, the back is turned into suffix aggregates
+/// in place (a flip). One buffer, held inline by the key, so reaching a slice costs one hop.
 #[derive(Clone, Debug)]
 struct TwoStacks<A> {
-    /// Oldest slice on top (last); each entry carries the aggregate of itself and every entry
-    /// below it (all newer slices of the front stack).
-    front: Vec<(i64, A, A)>,
-    /// Newest slice last.
-    back: Vec<(i64, A)>,
-    /// Aggregate of the whole back stack.
+    items: VecDeque<(i64, A)>,
+    front: usize,
     back_agg: Option<A>,
 }
 
 impl<A: Clone> TwoStacks<A> {
-    fn new() -> Self {
+    const fn new() -> Self {
         Self {
-            front: Vec::new(),
-            back: Vec::new(),
+            items: VecDeque::new(),
+            front: 0,
             back_agg: None,
         }
     }
 
     fn len(&self) -> usize {
-        self.front.len() + self.back.len()
+        self.items.len()
     }
 
     fn push<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64, acc: A) {
@@ -75,44 +81,47 @@ impl<A: Clone> TwoStacks<A> {
             Some(agg) => f.merge(agg, acc.clone()),
             None => self.back_agg = Some(acc.clone()),
         }
-        self.back.push((start, acc));
+        self.items.push_back((start, acc));
     }
 
-    /// Drops every slice starting before `start`.
-    fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) {
-        loop {
-            if self.front.is_empty() {
-                if self.back.first().is_none_or(|e| e.0 >= start) {
-                    return;
-                }
-                // Flip: move the back stack onto the front, newest first, with suffix aggregates.
+    fn newest_start(&self) -> Option<i64> {
+        self.items.back().map(|e| e.0)
+    }
+
+    /// Drops every slice starting before `start`; returns how many went.
+    fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
+        let mut evicted = 0;
+        while self.items.front().is_some_and(|e| e.0 < start) {
+            if self.front == 0 {
+                // Flip: the back becomes the front, as suffix aggregates, newest first.
                 let mut running: Option<A> = None;
-                for (s, acc) in self.back.drain(..).rev() {
-                    let agg = match running.take() {
-                        None => acc.clone(),
-                        Some(mut r) => {
-                            f.merge(&mut r, acc.clone());
-                            r
-                        }
-                    };
-                    running = Some(agg.clone());
-                    self.front.push((s, acc, agg));
+                for e in self.items.iter_mut().rev() {
+                    if let Some(newer) = running.take() {
+                        let mut agg = newer;
+                        f.merge(&mut agg, e.1.clone());
+                        e.1 = agg;
+                    }
+                    running = Some(e.1.clone());
                 }
+                self.front = self.items.len();
                 self.back_agg = None;
             }
-            match self.front.last() {
-                Some(e) if e.0 < start => {
-                    self.front.pop();
-                }
-                _ => return,
-            }
+            self.items.pop_front();
+            self.front -= 1;
+            evicted += 1;
         }
+        if self.items.is_empty() {
+            self.items = VecDeque::new();
+        }
+        evicted
     }
 
     /// The aggregate of every slice, merged into `into`.
     fn merge_into<T, F: AggregateFunction<T, Acc = A>>(&self, f: &F, into: &mut A) {
-        if let Some(e) = self.front.last() {
-            f.merge(into, e.2.clone());
+        if self.front > 0 {
+            if let Some(e) = self.items.front() {
+                f.merge(into, e.1.clone());
+            }
         }
         if let Some(b) = &self.back_agg {
             f.merge(into, b.clone());
@@ -123,9 +132,8 @@ impl<A: Clone> TwoStacks<A> {
 #[derive(Debug)]
 struct SliceKey<K, A> {
     key: K,
-    /// Closed slices; boxed and created on demand, so that a sparse key (one open slice) stays
-    /// small and the key table stays cache-friendly.
-    closed: Option<Box<TwoStacks<A>>>,
+    /// Closed slices (no allocation while there are none).
+    closed: TwoStacks<A>,
     /// The newest slice, still taking elements: (start, partial aggregate).
     open: Option<(i64, A)>,
     /// All windows: the next window (start) this key fires, if any.
@@ -141,19 +149,15 @@ impl<K, A: Clone> SliceKey<K, A> {
     }
 
     fn closed_len(&self) -> usize {
-        self.closed.as_ref().map_or(0, |c| c.len())
+        self.closed.len()
     }
 
     /// Drops the slices that start before `start`; returns how many went.
+    #[inline]
     fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
         let mut evicted = 0;
-        if let Some(closed) = self.closed.as_mut() {
-            let before = closed.len();
-            closed.evict_before(f, start);
-            evicted = before - closed.len();
-            if closed.len() == 0 {
-                self.closed = None;
-            }
+        if self.closed.len() > 0 {
+            evicted = self.closed.evict_before(f, start);
         }
         if self.open.as_ref().is_some_and(|o| o.0 < start) {
             self.open = None;
@@ -163,15 +167,14 @@ impl<K, A: Clone> SliceKey<K, A> {
     }
 
     /// The aggregate of every slice held, `None` if there is none.
+    #[inline]
     fn aggregate<T, F: AggregateFunction<T, Acc = A>>(&self, f: &F) -> Option<F::Out> {
-        match (&self.closed, &self.open) {
-            (None, None) => None,
-            (None, Some((_, open))) => Some(f.get_result(open)),
-            (closed, open) => {
+        match (self.closed.len(), &self.open) {
+            (0, None) => None,
+            (0, Some((_, open))) => Some(f.get_result(open)),
+            (_, open) => {
                 let mut acc = f.create_accumulator();
-                if let Some(closed) = closed {
-                    closed.merge_into(f, &mut acc);
-                }
+                self.closed.merge_into(f, &mut acc);
                 if let Some((_, open)) = open {
                     f.merge(&mut acc, open.clone());
                 }
@@ -181,13 +184,10 @@ impl<K, A: Clone> SliceKey<K, A> {
     }
 
     fn newest_start(&self) -> Option<i64> {
-        self.open.as_ref().map(|o| o.0).or_else(|| {
-            let c = self.closed.as_ref()?;
-            c.back
-                .last()
-                .map(|e| e.0)
-                .or_else(|| c.front.first().map(|e| e.0))
-        })
+        self.open
+            .as_ref()
+            .map(|o| o.0)
+            .or_else(|| self.closed.newest_start())
     }
 }
 
@@ -478,10 +478,7 @@ where
             facts.last_index,
         );
         if let Some((start, acc)) = state.open.take() {
-            state
-                .closed
-                .get_or_insert_with(|| Box::new(TwoStacks::new()))
-                .push(&self.function, start, acc);
+            state.closed.push(&self.function, start, acc);
         }
         let mut acc = self.function.create_accumulator();
         self.function.add(&mut acc, &value);
@@ -634,7 +631,7 @@ where
         } else {
             // No later window holds any of the remaining slices: drop them.
             self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
-            state.closed = None;
+            state.closed = TwoStacks::new();
             state.open = None;
         }
         if state.is_idle() {
@@ -645,7 +642,7 @@ where
     fn intern(&mut self, key: &K) -> u32 {
         self.keys.intern(key, || SliceKey {
             key: key.clone(),
-            closed: None,
+            closed: TwoStacks::new(),
             open: None,
             next: None,
             round: 0,
