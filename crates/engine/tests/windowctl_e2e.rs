@@ -557,6 +557,24 @@ fn sliced_strategy_gives_the_native_output_and_sliced_changes_the_keywindow_outp
     // With a 7 d delay nothing is late, so the native output is exactly reproduced.
     assert_eq!(run("sliced"), run("native"));
     assert_eq!(run("sliced:changes"), run("keywindow"));
+    // `--emit changes` (the spelling) is the same as sliced:changes.
+    let mut args = input.to_vec();
+    args.extend(["--strategy", "sliced", "--emit", "changes"]);
+    let o = windowctl(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sorted_output(&o), run("keywindow"));
+    // Contradictions are refused and named.
+    for (strategy, emit) in [
+        ("native", "changes"),
+        ("keywindow", "all"),
+        ("sliced:changes", "all"),
+    ] {
+        let mut args = input.to_vec();
+        args.extend(["--strategy", strategy, "--emit", emit]);
+        let o = windowctl(&args);
+        assert!(!o.status.success(), "{strategy} --emit {emit} was accepted");
+        assert!(stderr(&o).contains("--emit"), "{}", stderr(&o));
+    }
 }
 
 #[test]

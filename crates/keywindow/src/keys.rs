@@ -62,12 +62,14 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
         self.free.push(slot);
     }
 
-    /// Forgets the key in `slot`, found in its state by `key_of`; returns the state.
-    pub(crate) fn release_with(&mut self, slot: u32, key_of: impl FnOnce(&S) -> &K) -> Option<S> {
-        let state = self.slots.get_mut(slot as usize)?.take()?;
-        self.ids.remove(key_of(&state));
+    /// Forgets the key in `slot`, found in its state by `key_of`, dropping the state in place.
+    pub(crate) fn release_with(&mut self, slot: u32, key_of: impl FnOnce(&S) -> &K) {
+        let Some(Some(state)) = self.slots.get(slot as usize) else {
+            return;
+        };
+        self.ids.remove(key_of(state));
+        self.slots[slot as usize] = None;
         self.free.push(slot);
-        Some(state)
     }
 
     pub(crate) fn states(&self) -> impl Iterator<Item = &S> {

@@ -23,6 +23,7 @@ use engine::job::{
     EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, Strategy, TriggerSpec,
     WindowSpec,
 };
+use engine::keywindow::EmitMode;
 use engine::operator::{LateDataPolicy, OperatorError};
 use engine::timers::{Clock, SystemClock};
 use engine::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
@@ -146,6 +147,12 @@ struct RunArgs {
     )]
     strategy: Strategy,
 
+    /// Which results --strategy sliced emits: all (every non-empty window, as Flink) or changes
+    /// (only where a key's result changes, the keywindow output). `--strategy sliced --emit
+    /// changes` is `--strategy sliced:changes`.
+    #[arg(long, value_name = "all|changes")]
+    emit: Option<EmitChoice>,
+
     /// Evictor: count:N[:after] (keep the last N elements), time:D[:after] (keep elements within D
     /// of the newest), delta:X[:abs|diff][:after] (drop elements whose delta to the last one is >=
     /// X). Runs before the aggregate unless `:after`; with an evictor windows keep their elements.
@@ -185,6 +192,39 @@ struct RunArgs {
     /// Do not show a progress bar (it is shown only when stderr is a terminal).
     #[arg(long)]
     no_progress: bool,
+}
+
+/// `--emit`: which results the sliced strategy emits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum EmitChoice {
+    /// Every non-empty window.
+    All,
+    /// Only where a key's result changes.
+    Changes,
+}
+
+/// Applies `--emit` to `--strategy`; an error where they contradict.
+fn strategy_with_emit(strategy: Strategy, emit: Option<EmitChoice>) -> Result<Strategy> {
+    Ok(match (strategy, emit) {
+        (s, None) => s,
+        (Strategy::Sliced(EmitMode::AllWindows), Some(EmitChoice::Changes)) => {
+            Strategy::Sliced(EmitMode::Changes)
+        }
+        (Strategy::Sliced(EmitMode::AllWindows), Some(EmitChoice::All))
+        | (Strategy::Native, Some(EmitChoice::All)) => strategy,
+        (Strategy::Sliced(EmitMode::Changes) | Strategy::KeyWindow, Some(EmitChoice::Changes)) => {
+            strategy
+        }
+        (Strategy::Native, Some(EmitChoice::Changes)) => bail!(
+            "--emit changes needs --strategy sliced (or keywindow); the native operator emits every window"
+        ),
+        (Strategy::KeyWindow, Some(EmitChoice::All)) => bail!(
+            "--emit all does not apply to --strategy keywindow, which emits changes; use --strategy sliced for every window"
+        ),
+        (Strategy::Sliced(EmitMode::Changes), Some(EmitChoice::All)) => bail!(
+            "--strategy sliced:changes contradicts --emit all; use --strategy sliced --emit all"
+        ),
+    })
 }
 
 fn main() -> ExitCode {
@@ -403,7 +443,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         },
         aggregate,
         evictor: args.evictor,
-        strategy: args.strategy,
+        strategy: strategy_with_emit(args.strategy, args.emit)?,
     };
     Ok(Plan {
         inputs,
