@@ -68,6 +68,7 @@ impl FireSchedule {
     }
 
     /// Entries held, stale ones included.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.pending
     }
@@ -143,6 +144,11 @@ impl FireSchedule {
                 }
             }
         }
+    }
+
+    /// A lower bound of the indices held (`None` when nothing is held).
+    pub(crate) fn lowest_index(&self) -> Option<i64> {
+        (self.pending > 0).then_some(self.low)
     }
 
     /// Whether an entry may be due at `due` (may say yes early, never no wrongly).

@@ -48,6 +48,7 @@ pub(crate) struct SliceLog {
 
 impl SliceLog {
     /// Slices held.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
     }

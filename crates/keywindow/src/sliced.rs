@@ -206,6 +206,8 @@ struct SliceFacts {
     /// Start and grid index of the right window: the first window past the slice.
     right: i64,
     right_index: i64,
+    /// Max timestamp of the left window: when the slice is first needed.
+    left_fire: Timestamp,
     /// The slice lies in a gap between windows (slide > size).
     in_gap: bool,
     /// False near the ends of time, where saturation may break "constant over the slice": the
@@ -228,6 +230,7 @@ impl SliceFacts {
             end: start.saturating_add(slice),
             left,
             left_index: g.index(left),
+            left_fire: g.window(left).max_timestamp(),
             last_index: g.index(slot),
             right: g.right_start(time),
             right_index: g.index(g.right_start(time)),
@@ -294,6 +297,8 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     /// ... and since this time (the due index is computed for times in `[due_until_from,
     /// due_until)`).
     due_until_from: Timestamp,
+    /// `advance_time` has nothing to do before this time (see `next_wake`).
+    wake: Timestamp,
     /// Facts of the slice holding the latest element, valid for every time in it.
     facts: Option<SliceFacts>,
     /// Elements of that slice not yet folded into their keys' state: (key slot, element).
@@ -352,6 +357,7 @@ where
             due_index: i64::MIN,
             due_until: Timestamp::MIN,
             due_until_from: Timestamp::MAX,
+            wake: Timestamp::MAX,
             facts: None,
             batch: Vec::new(),
             time: Timestamp::MIN,
@@ -432,6 +438,8 @@ where
         self.metrics.elements += 1;
         let slot = self.intern(&key);
         self.batch.push((slot, value));
+        // The batch must be folded by the time its slice's first window fires.
+        self.wake = self.wake.min(facts.left_fire);
         Ok(())
     }
 
@@ -506,8 +514,8 @@ where
         O: KeyWindowOutput<K, F::Out>,
     {
         self.time = self.time.max(time);
-        if self.fire.len() == 0 && self.log.len() == 0 && self.batch.is_empty() {
-            return;
+        if time < self.wake {
+            return; // nothing due yet: the common case, one comparison per element
         }
         if time >= self.due_until || time < self.due_until_from {
             (self.due_index, self.due_until) = self.geometry.due_index(time);
@@ -529,6 +537,25 @@ where
             EmitMode::AllWindows => self.fire_all_windows(time, out),
             EmitMode::Changes => self.fire_changes(time, out),
         }
+        self.wake = self.next_wake();
+    }
+
+    /// The earliest time at which something may be due: the next window of the slice log or
+    /// the schedule, or the first window of the batched slice.
+    fn next_wake(&self) -> Timestamp {
+        let g = &self.geometry;
+        let fire_time = |start: i64| g.window(start).max_timestamp();
+        let mut wake = Timestamp::MAX;
+        if let Some((_, start)) = self.log.next_window() {
+            wake = wake.min(fire_time(start));
+        }
+        if let Some(index) = self.fire.lowest_index() {
+            wake = wake.min(fire_time(g.start_of(index)));
+        }
+        if let (false, Some(f)) = (self.batch.is_empty(), self.facts) {
+            wake = wake.min(fire_time(f.left));
+        }
+        wake
     }
 
     /// All windows: fires the due entries of the schedule.
