@@ -247,31 +247,27 @@ impl SlidingGeometry {
         start.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 
-    /// The largest grid index whose window fires at or before `time` (max timestamp `<= time`),
-    /// and the time at which the next index becomes due.
+    /// The largest grid index whose window fires at or before `time` (max timestamp `<=
+    /// time`), and the time at which the next index becomes due.
     pub(crate) fn due_index(&self, time: Timestamp) -> (i64, Timestamp) {
-        let fire = |index: i64| self.window(self.start_of(index)).max_timestamp();
-        // Windows with start + size - 1 <= time, in exact arithmetic.
+        let to_index = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        let (offset, slide) = (i128::from(self.offset), i128::from(self.slide));
+        if time >= Timestamp::MAX - 1 {
+            // Every window: those ending past i64::MAX saturate to max timestamp MAX - 1.
+            return (
+                to_index((i128::from(i64::MAX) - offset).div_euclid(slide)),
+                Timestamp::MAX,
+            );
+        }
+        // Windows with start + size - 1 <= time < MAX - 1: their ends do not saturate, so this
+        // is exact. (Starts clamped at i64::MIN fire later than their grid index says; callers
+        // check each window's own max timestamp.)
         let latest_start = i128::from(time) - i128::from(self.size) + 1;
-        let index = (latest_start - i128::from(self.offset)).div_euclid(i128::from(self.slide));
-        let mut index = index.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
-        // Saturation at the ends of time can move the boundary by a window; a step or two
-        // corrects it (bounded: the clamped starts at i64::MIN all fire at once anyway).
-        for _ in 0..2 {
-            match index.checked_add(1) {
-                Some(next) if fire(next) <= time => index = next,
-                _ => break,
-            }
-        }
-        for _ in 0..2 {
-            if fire(index) > time {
-                match index.checked_sub(1) {
-                    Some(previous) => index = previous,
-                    None => break,
-                }
-            }
-        }
-        (index, index.checked_add(1).map_or(Timestamp::MAX, fire))
+        let index = to_index((latest_start - offset).div_euclid(slide));
+        let next = index.checked_add(1).map_or(Timestamp::MAX, |i| {
+            self.window(self.start_of(i)).max_timestamp()
+        });
+        (index, next)
     }
 }
 
@@ -594,10 +590,16 @@ pub(crate) fn count_native_windows(
 /// The grid indices in `first..=last` beyond `covered`; moves `covered` up to `last`.
 #[inline]
 pub(crate) fn count_new_windows(covered: &mut Option<i64>, first: i64, last: i64) -> u64 {
-    let from = covered.map_or(first, |c| first.max(c + 1));
+    let from = match *covered {
+        None => first,
+        Some(c) => match c.checked_add(1) {
+            Some(next) => first.max(next),
+            None => return 0, // everything up to the last index there is was counted
+        },
+    };
     *covered = Some(covered.map_or(last, |c| c.max(last)));
     if last >= from {
-        (last - from + 1) as u64
+        (i128::from(last) - i128::from(from) + 1) as u64
     } else {
         0
     }

@@ -171,7 +171,11 @@ impl FireSchedule {
                 while self.low <= due && self.low <= self.high {
                     let index = self.low;
                     let bucket = &mut ring[(index as usize) & mask];
-                    self.low = self.low.wrapping_add(1);
+                    match index.checked_add(1) {
+                        Some(next) => self.low = next,
+                        // The last index there is: nothing can be held beyond it.
+                        None => self.high = i64::MIN,
+                    }
                     if !bucket.is_empty() {
                         // An empty bucket holds no allocation: memory follows the entries
                         // held, not the ring's size times the largest bucket ever.

@@ -537,6 +537,14 @@ where
             EmitMode::AllWindows => self.fire_all_windows(time, out),
             EmitMode::Changes => self.fire_changes(time, out),
         }
+        if time == Timestamp::MAX {
+            // The end of time: every window has fired. A slice within a slide of i64::MAX can
+            // have no window after it to leave in; forget whatever remains.
+            self.keys = KeySlots::new();
+            self.log = SliceLog::default();
+            self.fire = FireSchedule::new(1);
+            self.live_slices = 0;
+        }
         self.wake = self.next_wake();
     }
 
@@ -641,9 +649,11 @@ where
         // Drop the slices that left: those before the window's start.
         self.live_slices -= state.evict_before(f, start);
         let window = g.window(start);
-        // The next window holds a slice iff the newest slice is still in it.
-        let next = start.saturating_add(g.slide());
-        state.next = state.newest_start().filter(|n| *n >= next).map(|_| next);
+        // The next window holds a slice iff the newest slice is still in it (there is no next
+        // window past the end of time).
+        state.next = start
+            .checked_add(g.slide())
+            .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
         if let Some(r) = state.aggregate(f) {
             self.metrics.results_emitted += 1;
             out.result(&state.key, window, KeyWindowResult::Value(r));
