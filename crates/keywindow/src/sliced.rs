@@ -191,6 +191,9 @@ impl<K, A: Clone> SliceKey<K, A> {
     }
 }
 
+/// Elements batched before they are folded, at most (see `fold_batch`).
+const BATCH_LIMIT: usize = 256;
+
 /// What holds for every time in one slice, computed once per slice instead of per element
 /// (each costs a division).
 #[derive(Clone, Copy, Debug)]
@@ -438,19 +441,25 @@ where
         self.metrics.elements += 1;
         let slot = self.intern(&key);
         self.batch.push((slot, value));
-        // The batch must be folded by the time its slice's first window fires.
-        self.wake = self.wake.min(facts.left_fire);
+        if self.batch.len() >= BATCH_LIMIT {
+            // Folding early is always right (it is what an unbatched processor does); the
+            // limit keeps the batch small however long a slice is.
+            self.fold_batch();
+        } else {
+            // The batch must be folded by the time its slice's first window fires.
+            self.wake = self.wake.min(facts.left_fire);
+        }
         Ok(())
     }
 
     /// Folds the batched elements of the current slice into their keys' state.
     ///
-    /// Elements are batched, not folded one by one, because each fold touches a key's state at
-    /// a random place in memory: in a tight loop of independent folds the processor overlaps
-    /// those cache misses, where one fold per call would wait for each in turn. Folding waits
-    /// at most until the first window holding the slice fires (windows due earlier do not
-    /// hold it), and happens before any window fires, so no key with batched elements is
-    /// released under them.
+    /// Elements are batched, up to [`BATCH_LIMIT`], not folded one by one, because each fold
+    /// touches a key's state at a random place in memory: in a tight loop of independent folds
+    /// the processor overlaps those cache misses, where one fold per call would wait for each
+    /// in turn. Folding waits at most until the first window holding the slice fires (windows
+    /// due earlier do not hold it), and happens before any window fires, so no key with
+    /// batched elements is released under them.
     fn fold_batch(&mut self) {
         if self.batch.is_empty() {
             return;
@@ -756,6 +765,29 @@ mod tests {
                 .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
             assert_eq!(AggregateFunction::<f64>::get_result(&f, &acc), expected);
             assert_eq!(s.len(), fifo.len());
+        }
+    }
+
+    #[test]
+    fn slices_longer_than_the_batch_limit_keep_every_element() {
+        // One slice of 10 s holding far more elements than a batch: folding in several batches
+        // must give the plain sums, in both modes.
+        let g = SlidingGeometry::new(20_000, 10_000, 0).unwrap();
+        for emit in [EmitMode::AllWindows, EmitMode::Changes] {
+            let mut s = SlicedWindows::new(g, NumericAggregate::Sum, emit);
+            let mut out: Vec<(u32, TimeWindow, KeyWindowResult<Option<f64>>)> = Vec::new();
+            let n = 3 * BATCH_LIMIT as i64 + 17;
+            for i in 0..n {
+                s.process((i % 3) as u32, i as f64, i, &mut out).unwrap();
+            }
+            s.advance_time(i64::MAX, &mut out);
+            for key in 0..3_u32 {
+                let expected: f64 = (0..n).filter(|i| i % 3 == i64::from(key)).sum::<i64>() as f64;
+                let first = out.iter().find(|o| o.0 == key).expect("a result per key");
+                assert_eq!(first.1, TimeWindow::new(-10_000, 10_000), "{emit:?}");
+                assert_eq!(first.2, KeyWindowResult::Value(Some(expected)), "{emit:?}");
+            }
+            assert_eq!(s.metrics().elements, n as u64);
         }
     }
 
