@@ -5,12 +5,16 @@
 //! windows that cover it. Slicing removes that cost for every key. Time is cut into *slices*
 //! (panes) of `gcd(size, slide)` ms, aligned like the windows, so every window is exactly a run of
 //! consecutive slices. Per key we keep the partial aggregate of each **non-empty** slice only, in
-//! time order, in a FIFO aggregator with two stacks (Tangwongsan, Hirzel, Schneider:
-//! "Low-latency sliding-window aggregation in worst-case constant time", the two-stacks
-//! baseline): the newest slice is open and takes `add`s; closed slices are pushed on the back
-//! stack, which keeps a running aggregate; the front stack keeps suffix aggregates and is refilled
-//! from the back when it runs empty. Evicting the oldest slice and querying the aggregate of all
-//! slices are amortised O(1) `merge`s, whatever `size / slide` is.
+//! time order: the newest slice is open and takes `add`s; closed slices sit in a FIFO
+//! aggregator, two-stacks lite (Tangwongsan, Hirzel, Schneider: "In-order sliding-window
+//! aggregation in worst-case constant time"), whose front part keeps suffix aggregates and whose
+//! back part keeps a running aggregate. Evicting the oldest slice and querying the aggregate of
+//! all slices are amortised O(1) `merge`s, whatever `size / slide` is.
+//!
+//! Per element the work is a hash probe for the key and an `add` into a batch; batches are folded
+//! into the keys' state in a tight loop before any window fires. Firing follows a schedule by
+//! window index (all windows) or a time-ordered log of slices with enter and leave cursors
+//! (changes). `docs/sliced.md` explains the choices and what each one measured.
 //!
 //! Two output modes ([`EmitMode`]):
 //! - [`EmitMode::AllWindows`]: a result for every non-empty window, as the native operator emits
