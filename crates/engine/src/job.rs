@@ -19,8 +19,8 @@ use keywindow::{
     KeyWindowResult, KeyWindows, SlicedWindows, SlidingGeometry,
 };
 use window_assigners::{
-    AssignerError, GlobalWindows, SessionWindows, SlidingWindows, TimeDomain, TumblingWindows,
-    WindowAssigner,
+    AssignerError, GlobalWindows, Merges, SessionWindows, SlidingWindows, TimeDomain,
+    TumblingWindows, WindowAssigner,
 };
 use window_core::{
     GlobalWindow, NumericAggregate, NumericStats, TimeWindow, Timestamp, TimestampedValue, Window,
@@ -635,7 +635,7 @@ impl WindowAssigner<f64> for TimeWindowAssigner {
         each_assigner!(self, |a| WindowAssigner::<f64>::is_merging(a))
     }
 
-    fn merge_windows(&self, windows: &[TimeWindow], out: &mut Vec<(TimeWindow, Vec<TimeWindow>)>) {
+    fn merge_windows(&self, windows: &mut [TimeWindow], out: &mut Merges<TimeWindow>) {
         each_assigner!(self, |a| WindowAssigner::<f64>::merge_windows(
             a, windows, out
         ));

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use engine::assigners::{
-    AssignerError, GlobalWindows, SessionWindows, SlidingWindows, TimeDomain, TumblingWindows,
-    WindowAssigner,
+    AssignerError, GlobalWindows, Merges, SessionWindows, SlidingWindows, TimeDomain,
+    TumblingWindows, WindowAssigner,
 };
 use engine::core::{GlobalWindow, NumericAggregate, TimeWindow, Timestamp, TimestampedValue};
 use engine::operator::{
@@ -379,10 +379,10 @@ impl WindowAssigner<f64> for ShrinkingMerge {
         true
     }
 
-    fn merge_windows(&self, windows: &[TimeWindow], out: &mut Vec<(TimeWindow, Vec<TimeWindow>)>) {
+    fn merge_windows(&self, windows: &mut [TimeWindow], out: &mut Merges<TimeWindow>) {
         let (a, b) = (tw(0, 10), tw(5, 15));
         if windows.contains(&a) && windows.contains(&b) {
-            out.push((tw(0, 4), vec![a, b]));
+            out.push(tw(0, 4), &[a, b]);
         }
     }
 

@@ -107,6 +107,102 @@ pub enum TimeDomain {
     ProcessingTime,
 }
 
+/// Groups of windows to merge, as a merging assigner reports them: for each group, the window
+/// it becomes and its members (Flink's `MergingWindowAssigner.MergeCallback#merge(toBeMerged,
+/// mergeResult)`, collected). All members sit in one buffer and [`Merges::clear`] keeps the
+/// capacity, so a caller that reuses one `Merges` allocates nothing per element.
+///
+/// # Examples
+/// ```
+/// use window_assigners::Merges;
+/// use window_core::TimeWindow;
+/// let mut m = Merges::new();
+/// m.push(TimeWindow::new(0, 20), &[TimeWindow::new(0, 10), TimeWindow::new(10, 20)]);
+/// let (result, members) = m.get(0).unwrap();
+/// assert_eq!((result, members.len()), (TimeWindow::new(0, 20), 2));
+/// m.clear();
+/// assert!(m.is_empty());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merges<W> {
+    /// (result, end of its members in `members`).
+    groups: Vec<(W, usize)>,
+    members: Vec<W>,
+}
+
+impl<W> Default for Merges<W> {
+    fn default() -> Self {
+        Self {
+            groups: Vec::new(),
+            members: Vec::new(),
+        }
+    }
+}
+
+impl<W: Copy> Merges<W> {
+    /// No merges.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets every group, keeping the buffers.
+    pub fn clear(&mut self) {
+        self.groups.clear();
+        self.members.clear();
+    }
+
+    /// Reports that `members` become `result`.
+    pub fn push(&mut self, result: W, members: &[W]) {
+        self.members.extend_from_slice(members);
+        self.groups.push((result, self.members.len()));
+    }
+
+    /// Starts a group becoming `result`; add its members with [`Merges::push_member`] and close
+    /// it with [`Merges::finish_group`].
+    pub(crate) fn start_group(&mut self) -> usize {
+        self.members.len()
+    }
+
+    pub(crate) fn push_member(&mut self, w: W) {
+        self.members.push(w);
+    }
+
+    /// Keeps the group started at `start` if it has at least two members, as `result`.
+    pub(crate) fn finish_group(&mut self, start: usize, result: W) {
+        if self.members.len() - start > 1 {
+            self.groups.push((result, self.members.len()));
+        } else {
+            self.members.truncate(start);
+        }
+    }
+
+    /// Groups reported.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether no group was reported.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Group `i`: its result and its members.
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<(W, &[W])> {
+        let (result, end) = *self.groups.get(i)?;
+        let start = if i == 0 { 0 } else { self.groups[i - 1].1 };
+        Some((result, &self.members[start..end]))
+    }
+
+    /// Every group, in the order reported.
+    pub fn iter(&self) -> impl Iterator<Item = (W, &[W])> + '_ {
+        (0..self.groups.len()).filter_map(|i| self.get(i))
+    }
+}
+
 /// Assigns elements to windows (Flink's `WindowAssigner`, with `MergingWindowAssigner` folded
 /// in through [`WindowAssigner::is_merging`] and [`WindowAssigner::merge_windows`]).
 pub trait WindowAssigner<T> {
@@ -140,14 +236,12 @@ pub trait WindowAssigner<T> {
         false
     }
 
-    /// For merging assigners: given every window of a key, reports each group of windows that
-    /// must become one, as `(result, members)` with at least two members (Flink's
-    /// `mergeWindows`). Non-merging assigners report nothing.
-    fn merge_windows(
-        &self,
-        windows: &[Self::Window],
-        out: &mut Vec<(Self::Window, Vec<Self::Window>)>,
-    ) {
+    /// For merging assigners: given every window of a key (which it may reorder), reports each
+    /// group of windows that must become one, with its result, in `out` (Flink's
+    /// `mergeWindows` with its `MergeCallback`); every group has at least two members. `out` is
+    /// the caller's, appended to, so that merging allocates nothing once its buffers have grown.
+    /// Non-merging assigners report nothing.
+    fn merge_windows(&self, windows: &mut [Self::Window], out: &mut Merges<Self::Window>) {
         let _ = (windows, out);
     }
 

@@ -7,7 +7,7 @@ use window_core::{TimeWindow, Timestamp};
 use window_triggers::AnyTrigger;
 
 use crate::{
-    domain_time, positive, time_trigger, AssignerError, Result, TimeDomain, WindowAssigner,
+    domain_time, positive, time_trigger, AssignerError, Merges, Result, TimeDomain, WindowAssigner,
 };
 
 /// How long a session stays open after an element: fixed, or computed per element.
@@ -38,12 +38,14 @@ impl<T> fmt::Debug for SessionGap<T> {
 ///
 /// # Examples
 /// ```
-/// use window_assigners::{SessionWindows, TimeDomain, WindowAssigner};
+/// use window_assigners::{Merges, SessionWindows, TimeDomain, WindowAssigner};
 /// use window_core::TimeWindow;
 /// let s = SessionWindows::<f64>::with_gap(5, TimeDomain::EventTime)?;
-/// let mut merges = Vec::new();
-/// s.merge_windows(&[TimeWindow::new(1, 6), TimeWindow::new(6, 11), TimeWindow::new(20, 25)], &mut merges);
-/// assert_eq!(merges, [(TimeWindow::new(1, 11), vec![TimeWindow::new(1, 6), TimeWindow::new(6, 11)])]);
+/// let mut merges = Merges::new();
+/// let mut windows = [TimeWindow::new(20, 25), TimeWindow::new(6, 11), TimeWindow::new(1, 6)];
+/// s.merge_windows(&mut windows, &mut merges);
+/// let groups: Vec<_> = merges.iter().collect();
+/// assert_eq!(groups, [(TimeWindow::new(1, 11), &[TimeWindow::new(1, 6), TimeWindow::new(6, 11)][..])]);
 /// # Ok::<(), window_assigners::AssignerError>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -117,32 +119,33 @@ impl<T> WindowAssigner<T> for SessionWindows<T> {
 
     /// Flink's `TimeWindow.mergeWindows`: sort by start, sweep, and group windows that
     /// intersect the running cover.
-    fn merge_windows(&self, windows: &[TimeWindow], out: &mut Vec<(TimeWindow, Vec<TimeWindow>)>) {
-        let mut sorted: Vec<TimeWindow> = windows.to_vec();
-        sorted.sort_unstable();
-        let mut current: Option<(TimeWindow, Vec<TimeWindow>)> = None;
-        for w in sorted {
-            match &mut current {
-                Some((cover, members)) if cover.intersects(&w) => {
+    fn merge_windows(&self, windows: &mut [TimeWindow], out: &mut Merges<TimeWindow>) {
+        // Flink's TimeWindow.mergeWindows: sort by start, fold intersecting (touching included)
+        // windows into their cover, report every cover of two windows or more.
+        windows.sort_unstable();
+        let mut group: Option<(usize, TimeWindow, TimeWindow)> = None; // (start, cover, last)
+        for &w in windows.iter() {
+            match &mut group {
+                Some((_, cover, last)) if cover.intersects(&w) => {
                     *cover = cover.cover(&w);
-                    if !members.contains(&w) {
-                        members.push(w);
+                    // Sorted, so a duplicate follows its twin: each window counts once.
+                    if *last != w {
+                        out.push_member(w);
+                        *last = w;
                     }
                 }
                 _ => {
-                    if let Some(done) = current.take() {
-                        if done.1.len() > 1 {
-                            out.push(done);
-                        }
+                    if let Some((start, cover, _)) = group.take() {
+                        out.finish_group(start, cover);
                     }
-                    current = Some((w, vec![w]));
+                    let start = out.start_group();
+                    out.push_member(w);
+                    group = Some((start, w, w));
                 }
             }
         }
-        if let Some(done) = current {
-            if done.1.len() > 1 {
-                out.push(done);
-            }
+        if let Some((start, cover, _)) = group {
+            out.finish_group(start, cover);
         }
     }
 
@@ -162,13 +165,44 @@ mod tests {
     fn b17_touching_sessions_merge_and_separated_do_not() {
         // Scenario B17 (Flink TimeWindow.intersects).
         let s = SessionWindows::<f64>::with_gap(10, TimeDomain::EventTime).unwrap();
-        let mut out = Vec::new();
-        s.merge_windows(&[TimeWindow::new(0, 10), TimeWindow::new(10, 20)], &mut out);
+        let mut out = Merges::new();
+        s.merge_windows(
+            &mut [TimeWindow::new(0, 10), TimeWindow::new(10, 20)],
+            &mut out,
+        );
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].0, TimeWindow::new(0, 20));
+        assert_eq!(out.get(0).map(|g| g.0), Some(TimeWindow::new(0, 20)));
         out.clear();
-        s.merge_windows(&[TimeWindow::new(0, 10), TimeWindow::new(11, 21)], &mut out);
+        s.merge_windows(
+            &mut [TimeWindow::new(0, 10), TimeWindow::new(11, 21)],
+            &mut out,
+        );
         assert!(out.is_empty());
+        // Duplicates count once; separate groups are reported in order.
+        s.merge_windows(
+            &mut [
+                TimeWindow::new(30, 40),
+                TimeWindow::new(0, 10),
+                TimeWindow::new(35, 45),
+                TimeWindow::new(0, 10),
+                TimeWindow::new(5, 15),
+            ],
+            &mut out,
+        );
+        let groups: Vec<_> = out.iter().map(|(r, m)| (r, m.to_vec())).collect();
+        assert_eq!(
+            groups,
+            [
+                (
+                    TimeWindow::new(0, 15),
+                    vec![TimeWindow::new(0, 10), TimeWindow::new(5, 15)]
+                ),
+                (
+                    TimeWindow::new(30, 45),
+                    vec![TimeWindow::new(30, 40), TimeWindow::new(35, 45)]
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -165,18 +165,21 @@ impl<T: Clone + std::fmt::Debug, W: Window> Trigger<T, W> for AnyTrigger<T> {
             AnyTrigger::ProcessingTime => {
                 Trigger::<T, W>::on_merge(&ProcessingTimeTrigger, window, &[], &mut (), ctx);
             }
-            AnyTrigger::Count(t) => {
-                let counts: Vec<u64> = merged.iter().map(|s| s.count).collect();
-                Trigger::<T, W>::on_merge(t, window, &counts, &mut state.count, ctx);
-            }
-            AnyTrigger::ContinuousEventTime(t) => {
-                let fires: Vec<_> = merged.iter().map(|s| s.next_fire).collect();
-                Trigger::<T, W>::on_merge(t, window, &fires, &mut state.next_fire, ctx);
-            }
-            AnyTrigger::ContinuousProcessingTime(t) => {
-                let fires: Vec<_> = merged.iter().map(|s| s.next_fire).collect();
-                Trigger::<T, W>::on_merge(t, window, &fires, &mut state.next_fire, ctx);
-            }
+            AnyTrigger::Count(t) => with_fields(
+                merged,
+                |s| s.count,
+                |counts| Trigger::<T, W>::on_merge(t, window, counts, &mut state.count, ctx),
+            ),
+            AnyTrigger::ContinuousEventTime(t) => with_fields(
+                merged,
+                |s| s.next_fire,
+                |fires| Trigger::<T, W>::on_merge(t, window, fires, &mut state.next_fire, ctx),
+            ),
+            AnyTrigger::ContinuousProcessingTime(t) => with_fields(
+                merged,
+                |s| s.next_fire,
+                |fires| Trigger::<T, W>::on_merge(t, window, fires, &mut state.next_fire, ctx),
+            ),
             AnyTrigger::Never | AnyTrigger::Delta(_) => {}
             AnyTrigger::Purging(inner) => {
                 Trigger::<T, W>::on_merge(inner.as_ref(), window, merged, state, ctx);
@@ -221,5 +224,25 @@ impl<T> AnyTrigger<T> {
             AnyTrigger::Purging(_) if r.is_fire() => TriggerResult::FireAndPurge,
             _ => r,
         }
+    }
+}
+
+/// Calls `f` with one field of each merged state: on the stack for up to eight states (a merge
+/// joins a handful of windows), so that merging allocates nothing in the usual case.
+fn with_fields<S, V: Copy + Default, R>(
+    merged: &[S],
+    field: impl Fn(&S) -> V,
+    f: impl FnOnce(&[V]) -> R,
+) -> R {
+    const INLINE: usize = 8;
+    if merged.len() <= INLINE {
+        let mut buf = [V::default(); INLINE];
+        for (b, s) in buf.iter_mut().zip(merged) {
+            *b = field(s);
+        }
+        f(&buf[..merged.len()])
+    } else {
+        let fields: Vec<V> = merged.iter().map(field).collect();
+        f(&fields)
     }
 }

@@ -36,7 +36,7 @@ use std::hash::Hash;
 
 use ahash::RandomState;
 use timer_service::TimerService;
-use window_assigners::{AssignerError, WindowAssigner};
+use window_assigners::{AssignerError, Merges, WindowAssigner};
 use window_core::{time, Timestamp, Window};
 use window_triggers::{Trigger, TriggerContext};
 
@@ -359,8 +359,31 @@ where
     timers: TimerService<KeyId, A::Window>,
     processing_time: Timestamp,
     assigned: Vec<A::Window>,
+    merge_scratch: MergeScratch<A::Window, Tr::State, F::Acc>,
     max_window_states: Option<usize>,
     metrics: OperatorMetrics,
+}
+
+/// Buffers of the session-merging path, kept between elements for their capacity.
+#[derive(Debug)]
+struct MergeScratch<W, S, A> {
+    windows: Vec<W>,
+    merges: Merges<W>,
+    members: Vec<W>,
+    taken: Vec<(W, WindowState<S, A>)>,
+    trigger_states: Vec<S>,
+}
+
+impl<W, S, A> Default for MergeScratch<W, S, A> {
+    fn default() -> Self {
+        Self {
+            windows: Vec::new(),
+            merges: Merges::default(),
+            members: Vec::new(),
+            taken: Vec::new(),
+            trigger_states: Vec::new(),
+        }
+    }
 }
 
 impl<K, T, A, Tr, F> WindowOperator<K, T, A, Tr, F>
@@ -399,6 +422,7 @@ where
             timers: TimerService::new(),
             processing_time: Timestamp::MIN,
             assigned: Vec::new(),
+            merge_scratch: MergeScratch::default(),
             max_window_states: None,
             metrics: OperatorMetrics::default(),
         })
@@ -651,22 +675,29 @@ where
     /// (Flink's `MergingWindowSet.addWindow` with the operator's merge function). Returns the
     /// window the element belongs to.
     fn add_merging_window(&mut self, id: KeyId, new: A::Window) -> Result<A::Window> {
-        let mut all = self.keys.slot_mut(id).sessions.clone();
+        // Scratch buffers, reused: merging allocates nothing per element once they have grown.
+        let mut all = std::mem::take(&mut self.merge_scratch.windows);
+        let mut merges = std::mem::take(&mut self.merge_scratch.merges);
+        let mut members = std::mem::take(&mut self.merge_scratch.members);
+        all.clear();
+        merges.clear();
+        all.extend_from_slice(&self.keys.slot_mut(id).sessions);
         all.push(new);
-        let mut merges = Vec::new();
-        self.assigner.merge_windows(&all, &mut merges);
+        self.assigner.merge_windows(&mut all, &mut merges);
         // Check every merge before changing anything, so that an error leaves the state as it
         // was (Flink fails the job here; a caller of ours may go on).
-        for (merge_result, members) in &merges {
-            let existing = members.iter().filter(|w| **w != new);
-            let only_itself = existing.clone().all(|w| w == merge_result);
+        for (merge_result, group) in merges.iter() {
+            let existing = group.iter().filter(|w| **w != new);
+            let only_itself = existing.clone().all(|w| *w == merge_result);
             if existing.count() > 0 && !only_itself {
-                self.check_merge_not_behind_time(merge_result)?;
+                self.check_merge_not_behind_time(&merge_result)?;
             }
         }
         let mut result_window = new;
         let mut merged_new = false;
-        for (merge_result, mut members) in merges {
+        for (merge_result, group) in merges.iter() {
+            members.clear();
+            members.extend_from_slice(group);
             if let Some(pos) = members.iter().position(|w| *w == new) {
                 members.remove(pos);
                 merged_new = true;
@@ -686,6 +717,9 @@ where
                 sessions.push(new);
             }
         }
+        self.merge_scratch.windows = all;
+        self.merge_scratch.merges = merges;
+        self.merge_scratch.members = members;
         Ok(result_window)
     }
 
@@ -715,14 +749,17 @@ where
     /// merged-away windows' triggers and cleanup timers, and merge their contents into the
     /// result.
     fn merge_window_states(&mut self, id: KeyId, result: A::Window, merged: &[A::Window]) {
-        let mut taken = Vec::with_capacity(merged.len());
+        let mut taken = std::mem::take(&mut self.merge_scratch.taken);
+        let mut states = std::mem::take(&mut self.merge_scratch.trigger_states);
+        taken.clear();
+        states.clear();
         for m in merged {
             if let Some(s) = self.windows.remove(&(id, *m)) {
                 self.keys.slot_mut(id).windows -= 1;
                 taken.push((*m, s));
             }
         }
-        let states: Vec<Tr::State> = taken.iter().map(|(_, s)| s.trigger.clone()).collect();
+        states.extend(taken.iter().map(|(_, s)| s.trigger.clone()));
         let mut merged_state = WindowState {
             contents: None,
             trigger: Tr::State::default(),
@@ -737,7 +774,7 @@ where
         self.trigger
             .on_merge(&result, &states, &mut merged_state.trigger, &mut ctx);
         taken.sort_by_key(|(w, _)| *w);
-        for (m, mut s) in taken {
+        for (m, mut s) in taken.drain(..) {
             let mut ctx = Ctx {
                 timers: &mut self.timers,
                 key: id,
@@ -760,6 +797,9 @@ where
         if self.windows.insert((id, result), merged_state).is_none() {
             self.keys.slot_mut(id).windows += 1;
         }
+        states.clear();
+        self.merge_scratch.taken = taken;
+        self.merge_scratch.trigger_states = states;
     }
 
     /// Removes the window's contents, trigger state, timers and merge-set entry.
