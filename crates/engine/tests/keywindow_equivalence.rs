@@ -456,3 +456,64 @@ fn sliced_windows_at_the_ends_of_time_match_key_windows_and_keep_every_element()
         assert_eq!((changes.live_keys(), all.live_keys()), (0, 0), "{case:?}");
     }
 }
+
+#[test]
+fn sliced_windows_that_forget_idle_keys_still_equal_key_windows_and_native() {
+    // Idle keys are remembered until thousands have gathered, then swept (see
+    // SlicedWindows::forget_idle_keys): 30,000 keys, each coming back after being idle for a
+    // while, so that sweeps happen between its visits and slots are reused by other keys, and
+    // keys coming back before the sweep that would forget them.
+    let geometry = SlidingGeometry::new(10, 5, 0).unwrap();
+    let case = Case {
+        size: 10,
+        slide: 5,
+        offset: 0,
+        agg: NumericAggregate::Sum,
+    };
+    // Even times: 30,000 keys coming back every 60 s (long forgotten by then); odd times: 1,500
+    // keys coming back every 3 s, often while still listed idle and not yet swept.
+    let arrivals: Vec<(i64, u32, f64)> = (0..90_000_i64)
+        .map(|i| {
+            let key = if i % 2 == 0 {
+                (i / 2 * 7_919) % 30_000
+            } else {
+                30_000 + (i / 2) % 1_500
+            };
+            (i, key as u32, (i % 7) as f64)
+        })
+        .collect();
+    let mut kw = KeyWindows::new(geometry, case.agg);
+    let mut changes = SlicedWindows::new(geometry, case.agg, EmitMode::Changes);
+    let mut all = SlicedWindows::new(geometry, case.agg, EmitMode::AllWindows);
+    let (mut a, mut b, mut c) = (Keyed::new(), Keyed::new(), Keyed::new());
+    for &(t, k, v) in &arrivals {
+        kw.process(k, v, t, &mut a).unwrap();
+        changes.process(k, v, t, &mut b).unwrap();
+        all.process(k, v, t, &mut c).unwrap();
+    }
+    assert!(
+        changes.live_keys() < 100,
+        "only keys with slices in the window count as live: {}",
+        changes.live_keys()
+    );
+    kw.advance_time(i64::MAX, &mut a);
+    changes.advance_time(i64::MAX, &mut b);
+    all.advance_time(i64::MAX, &mut c);
+    let per_key = |v: &Keyed| {
+        let mut m: BTreeMap<u32, Vec<(TimeWindow, KeyWindowResult<Option<f64>>)>> = BTreeMap::new();
+        for (k, w, r) in v {
+            m.entry(*k).or_default().push((*w, r.clone()));
+        }
+        m
+    };
+    assert_eq!(per_key(&b), per_key(&a));
+    let (native, _) = native(case, &arrivals, 0);
+    let got: Native = c
+        .into_iter()
+        .map(|(k, w, r)| match r {
+            KeyWindowResult::Value(v) => ((k, w.start()), v),
+            KeyWindowResult::Empty => panic!("empty in AllWindows mode"),
+        })
+        .collect();
+    assert_eq!(got, native);
+}

@@ -72,6 +72,14 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
         self.free.push(slot);
     }
 
+    /// Every held state with its slot.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = (u32, &S)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i as u32, s)))
+    }
+
     pub(crate) fn states(&self) -> impl Iterator<Item = &S> {
         self.slots.iter().flatten()
     }

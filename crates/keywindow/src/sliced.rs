@@ -195,6 +195,9 @@ impl<K, A: Clone> SliceKey<K, A> {
     }
 }
 
+/// Idle keys remembered before a sweep forgets them, at least (see `forget_idle_keys`).
+const IDLE_SWEEP: usize = 4096;
+
 /// Elements batched before they are folded, at most (see `fold_batch`).
 const BATCH_LIMIT: usize = 256;
 
@@ -306,6 +309,8 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     due_until_from: Timestamp,
     /// `advance_time` has nothing to do before this time (see `next_wake`).
     wake: Timestamp,
+    /// Slots of keys that went idle since the last sweep (see `forget_idle_keys`).
+    idle: Vec<u32>,
     /// Facts of the slice holding the latest element, valid for every time in it.
     facts: Option<SliceFacts>,
     /// Elements of that slice not yet folded into their keys' state: (key slot, element).
@@ -365,6 +370,7 @@ where
             due_until: Timestamp::MIN,
             due_until_from: Timestamp::MAX,
             wake: Timestamp::MAX,
+            idle: Vec::new(),
             facts: None,
             batch: Vec::new(),
             time: Timestamp::MIN,
@@ -389,9 +395,14 @@ where
         self.live_slices
     }
 
-    /// Keys currently holding state.
+    /// Keys currently holding slices or batched elements (keys without either may still be
+    /// remembered for a while, see `forget_idle_keys`). Counts by a scan of the key table.
     pub fn live_keys(&self) -> usize {
-        self.keys.len()
+        let batched = |slot: u32| self.batch.iter().any(|(s, _)| *s == slot);
+        self.keys
+            .slots()
+            .filter(|(slot, state)| !state.is_idle() || batched(*slot))
+            .count()
     }
 
     /// The current time.
@@ -554,11 +565,30 @@ where
             // The end of time: every window has fired. A slice within a slide of i64::MAX can
             // have no window after it to leave in; forget whatever remains.
             self.keys = KeySlots::new();
+            self.idle.clear();
             self.log = SliceLog::default();
             self.fire = FireSchedule::new(1);
             self.live_slices = 0;
         }
+        if self.batch.is_empty() && self.idle.len() >= IDLE_SWEEP.max(self.keys.len() / 2) {
+            self.forget_idle_keys();
+        }
         self.wake = self.next_wake();
+    }
+
+    /// Forgets the keys that went idle (no slice left) and stayed so. Keys are not forgotten
+    /// the moment they go idle: one that comes back soon then finds its entry, and the key table
+    /// is spared a remove and an insert. At most about as many idle keys as live ones are kept.
+    /// Only called with an empty batch, so no batched element refers to a forgotten key.
+    fn forget_idle_keys(&mut self) {
+        let mut idle = std::mem::take(&mut self.idle);
+        for slot in idle.drain(..) {
+            // Still idle (not back since), and not forgotten already (a key may be listed twice).
+            if self.keys.get(slot).is_some_and(SliceKey::is_idle) {
+                self.keys.release_with(slot, |s| &s.key);
+            }
+        }
+        self.idle = idle;
     }
 
     /// The earliest time at which something may be due: the next window of the slice log or
@@ -645,7 +675,7 @@ where
             None => {
                 self.metrics.empty_results += 1;
                 out.result(&state.key, window, KeyWindowResult::Empty);
-                self.keys.release_with(slot, |s| &s.key);
+                self.idle.push(slot);
             }
         }
     }
@@ -685,7 +715,7 @@ where
             state.open = None;
         }
         if state.is_idle() {
-            self.keys.release_with(slot, |s| &s.key);
+            self.idle.push(slot);
         }
     }
 
