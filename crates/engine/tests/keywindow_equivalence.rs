@@ -43,6 +43,7 @@ struct Case {
 
 type Native = BTreeMap<(u32, i64), Option<f64>>;
 type Keyed = Vec<(u32, TimeWindow, KeyWindowResult<Option<f64>>)>;
+type KeyedResult = (TimeWindow, KeyWindowResult<Option<f64>>);
 
 /// The native operator's results per (key, window start); each window fires once (lateness 0,
 /// nothing late in these inputs). Also returns the windows it created.
@@ -500,7 +501,7 @@ fn sliced_windows_that_forget_idle_keys_still_equal_key_windows_and_native() {
     changes.advance_time(i64::MAX, &mut b);
     all.advance_time(i64::MAX, &mut c);
     let per_key = |v: &Keyed| {
-        let mut m: BTreeMap<u32, Vec<(TimeWindow, KeyWindowResult<Option<f64>>)>> = BTreeMap::new();
+        let mut m: BTreeMap<u32, Vec<KeyedResult>> = BTreeMap::new();
         for (k, w, r) in v {
             m.entry(*k).or_default().push((*w, r.clone()));
         }
