@@ -90,8 +90,7 @@ pub struct Plan {
     pub flink_tumbling_events: usize,
     /// Nexmark events (all kinds; 92 % are bids).
     pub nexmark_events: usize,
-    /// A run shorter than this many seconds is repeated (up to 3 runs, best kept; baselines
-    /// up to 5).
+    /// A run shorter than this many seconds is repeated (up to 5 runs, best kept).
     pub repeat_below_seconds: f64,
     /// Only rows whose `workload strategy` contains this (case-insensitive).
     pub filter: Option<String>,
@@ -222,6 +221,11 @@ struct Outcome {
 
 /// Runs `f` once, or up to `max_runs` times while it is shorter than the plan's threshold;
 /// returns the fastest outcome, the number of runs and the peak memory of the first run.
+/// Runs of one row, at most, while runs are shorter than [`Plan::repeat_below_seconds`]; the
+/// fastest is kept. The same for baselines and strategies, so that their ratio compares like
+/// with like on a noisy machine.
+const REPEATS: u32 = 5;
+
 fn measure<P: MemoryProbe>(
     plan: &Plan,
     probe: &P,
@@ -594,7 +598,7 @@ pub fn run<P: MemoryProbe>(
         };
 
         // The baseline over the whole stream.
-        let (o, runs, peak) = measure(plan, probe, 5, || {
+        let (o, runs, peak) = measure(plan, probe, REPEATS, || {
             let t = Instant::now();
             let n = hash_map_count(&events);
             Outcome {
@@ -693,7 +697,7 @@ fn run_job<P: MemoryProbe>(
 ) -> ((Outcome, u32, Option<u64>), String) {
     match job {
         Job::Sliding { spec, flink, .. } => {
-            let result = measure(plan, probe, 3, || {
+            let result = measure(plan, probe, REPEATS, || {
                 let (mut o, tally) = strategy.visit(RunSliding {
                     spec: *spec,
                     events: input,
@@ -712,7 +716,7 @@ fn run_job<P: MemoryProbe>(
         }
         Job::HotItems { spec, .. } => {
             let mut reported = 0;
-            let result = measure(plan, probe, 3, || {
+            let result = measure(plan, probe, REPEATS, || {
                 let (mut o, hot) = strategy.visit(RunSliding {
                     spec: *spec,
                     events: input,
@@ -731,7 +735,7 @@ fn run_job<P: MemoryProbe>(
         }
         Job::Sessions { .. } | Job::ProcessingTime { .. } => {
             let sessions = matches!(job, Job::Sessions { .. });
-            let result = measure(plan, probe, 3, || {
+            let result = measure(plan, probe, REPEATS, || {
                 let t = Instant::now();
                 let q = if sessions {
                     nexmark::q11_sessions(input)
