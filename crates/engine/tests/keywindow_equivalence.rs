@@ -421,26 +421,16 @@ fn sliced_windows_at_the_ends_of_time_match_key_windows_and_keep_every_element()
             t = t.saturating_add(rng.range(0, 4));
         }
         let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
-        let mut kw = KeyWindows::new(geometry, case.agg);
-        let mut changes = SlicedWindows::new(geometry, case.agg, EmitMode::Changes);
-        let mut all = SlicedWindows::new(geometry, case.agg, EmitMode::AllWindows);
-        let (mut a, mut b, mut c) = (Keyed::new(), Keyed::new(), Keyed::new());
-        for &(t, k, v) in &arrivals {
-            kw.process(k, v, t, &mut a).unwrap();
-            changes.process(k, v, t, &mut b).unwrap();
-            all.process(k, v, t, &mut c).unwrap();
-        }
-        kw.advance_time(i64::MAX, &mut a);
-        changes.advance_time(i64::MAX, &mut b);
-        all.advance_time(i64::MAX, &mut c);
+        let run = three_ways(geometry, case.agg, &arrivals);
+        let (a, b, c) = (&run.key_windows, &run.changes, &run.all_windows);
         for key in 0..3 {
             let of = |v: &Keyed| v.iter().filter(|r| r.0 == key).cloned().collect::<Vec<_>>();
             if !extreme {
-                assert_eq!(of(&b), of(&a), "{case:?} key {key} {arrivals:?}");
+                assert_eq!(of(b), of(a), "{case:?} key {key} {arrivals:?}");
             }
         }
         let mut seen = BTreeMap::new();
-        for (k, w, r) in &c {
+        for (k, w, r) in c {
             assert!(
                 matches!(r, KeyWindowResult::Value(_)),
                 "{case:?}: empty result"
@@ -452,9 +442,7 @@ fn sliced_windows_at_the_ends_of_time_match_key_windows_and_keep_every_element()
                 "{case:?} {arrivals:?}: window {w:?} of key {k} fired twice"
             );
         }
-        assert_eq!(changes.live_slices(), 0, "{case:?} {arrivals:?}");
-        assert_eq!(all.live_slices(), 0, "{case:?}");
-        assert_eq!((changes.live_keys(), all.live_keys()), (0, 0), "{case:?}");
+        assert_eq!(run.left_at_end, (0, 0, 0, 0), "{case:?} {arrivals:?}");
     }
 }
 
@@ -483,23 +471,13 @@ fn sliced_windows_that_forget_idle_keys_still_equal_key_windows_and_native() {
             (i, key as u32, (i % 7) as f64)
         })
         .collect();
-    let mut kw = KeyWindows::new(geometry, case.agg);
-    let mut changes = SlicedWindows::new(geometry, case.agg, EmitMode::Changes);
-    let mut all = SlicedWindows::new(geometry, case.agg, EmitMode::AllWindows);
-    let (mut a, mut b, mut c) = (Keyed::new(), Keyed::new(), Keyed::new());
-    for &(t, k, v) in &arrivals {
-        kw.process(k, v, t, &mut a).unwrap();
-        changes.process(k, v, t, &mut b).unwrap();
-        all.process(k, v, t, &mut c).unwrap();
-    }
+    let run = three_ways(geometry, case.agg, &arrivals);
     assert!(
-        changes.live_keys() < 100,
+        run.live_keys_before_end < 100,
         "only keys with slices in the window count as live: {}",
-        changes.live_keys()
+        run.live_keys_before_end
     );
-    kw.advance_time(i64::MAX, &mut a);
-    changes.advance_time(i64::MAX, &mut b);
-    all.advance_time(i64::MAX, &mut c);
+    let (a, b, c) = (run.key_windows, run.changes, run.all_windows);
     let per_key = |v: &Keyed| {
         let mut m: BTreeMap<u32, Vec<KeyedResult>> = BTreeMap::new();
         for (k, w, r) in v {
@@ -517,4 +495,48 @@ fn sliced_windows_that_forget_idle_keys_still_equal_key_windows_and_native() {
         })
         .collect();
     assert_eq!(got, native);
+}
+
+/// Key windows and sliced windows in both modes over the same arrivals, to the end of time.
+struct ThreeWays {
+    key_windows: Keyed,
+    changes: Keyed,
+    all_windows: Keyed,
+    /// Live keys of the changes-mode processor before the end.
+    live_keys_before_end: usize,
+    /// Slices and keys left at the end: (changes slices, all-windows slices, changes keys,
+    /// all-windows keys).
+    left_at_end: (usize, usize, usize, usize),
+}
+
+fn three_ways(
+    geometry: SlidingGeometry,
+    agg: NumericAggregate,
+    arrivals: &[(i64, u32, f64)],
+) -> ThreeWays {
+    let mut kw = KeyWindows::new(geometry, agg);
+    let mut changes = SlicedWindows::new(geometry, agg, EmitMode::Changes);
+    let mut all = SlicedWindows::new(geometry, agg, EmitMode::AllWindows);
+    let (mut a, mut b, mut c) = (Keyed::new(), Keyed::new(), Keyed::new());
+    for &(t, k, v) in arrivals {
+        kw.process(k, v, t, &mut a).unwrap();
+        changes.process(k, v, t, &mut b).unwrap();
+        all.process(k, v, t, &mut c).unwrap();
+    }
+    let live_keys_before_end = changes.live_keys();
+    kw.advance_time(i64::MAX, &mut a);
+    changes.advance_time(i64::MAX, &mut b);
+    all.advance_time(i64::MAX, &mut c);
+    ThreeWays {
+        key_windows: a,
+        changes: b,
+        all_windows: c,
+        live_keys_before_end,
+        left_at_end: (
+            changes.live_slices(),
+            all.live_slices(),
+            changes.live_keys(),
+            all.live_keys(),
+        ),
+    }
 }
