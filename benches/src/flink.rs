@@ -1,4 +1,4 @@
-//! The workload real Flink 2.3 was run on (`../shared/docs/flink-baseline.md`), so that our
+//! The workload real Flink 2.3 was run on (`docs/flink-baseline.md`, copied from the shared folder), so that our
 //! events per second compare with Flink's.
 //!
 //! Event `g` of `0..n`: key `g % 10000`, event time `g / 100` ms (100 events per ms; every key

@@ -3,7 +3,7 @@
 //!
 //! - [`keyed`]: keyed events with uniform or Zipf keys (1k, 100k, 1M keys);
 //! - [`flights`]: the bundled NYC flights 2013 data replayed time-compressed;
-//! - [`flink`]: the workload real Flink was measured on (`../shared/docs/flink-baseline.md`);
+//! - [`flink`]: the workload real Flink was measured on (`docs/flink-baseline.md`, copied from the shared folder);
 //! - [`nexmark`]: a Nexmark generator and the window queries Q5, Q7, Q11, Q12;
 //! - [`strategy`]: `native`, `keywindow`, `sliced` and `sliced:changes` for sliding windows;
 //! - [`table`]: runs every workload × strategy and a bare hash-map count as the baseline.

@@ -1,5 +1,5 @@
 //! A Nexmark generator and its window queries Q5, Q7, Q11 and Q12 on the engine
-//! (`../shared/docs/nexmark.md`).
+//! (`docs/nexmark.md`).
 //!
 //! The generator follows Beam's (`sources/generator/`), one generator, default configuration:
 //! event `n` is a person when `n % 50 < 1`, an auction when `< 4`, else a bid (1 : 3 : 46);

@@ -473,7 +473,7 @@ fn groups(plan: &Plan) -> Vec<Group> {
     let (ns, nt) = (plan.flink_sliding_events, plan.flink_tumbling_events);
     groups.push(Group {
         label: "flink baseline sliding".to_owned(),
-        note: "../shared/docs/flink-baseline.md: key g % 10000, time g / 100 ms, value g % 100; \
+        note: "docs/flink-baseline.md: key g % 10000, time g / 100 ms, value g % 100; \
                Flink 2.3 p=1: 7.3 k events/s over 1 M events"
             .to_owned(),
         load: Box::new(move || Ok(flink_events(ns))),
@@ -863,7 +863,9 @@ impl Table {
         let _ = writeln!(
             s,
             "keyed streams: 1 event per ms, key 0 hottest under Zipf (s = 1); native sliding rows \
-             capped at {} window assignments (events x size/slide)\n",
+             capped at {} window assignments (events x size/slide): they run a prefix of the \
+             stream (see `events`), so their windows, results and late counts are of that prefix \
+             and compare with the other rows only per event\n",
             thousands(self.plan.native_assignments)
         );
         s.push_str(

@@ -761,7 +761,9 @@ fn check_ordered_timestamp(g: SlidingGeometry, t: Timestamp) -> Result<(), Opera
     if t == Timestamp::MIN {
         return Err(AssignerError::MissingTimestamp.into());
     }
-    let margin = g.size().saturating_add(g.slide()).saturating_mul(2);
+    // One window (size + slide) from either end: windows there would start before i64::MIN or
+    // end after i64::MAX, which key windows and sliced windows cannot represent as Flink would.
+    let margin = g.size().saturating_add(g.slide());
     if t > Timestamp::MAX - margin || t < Timestamp::MIN + margin {
         return Err(AssignerError::TimestampOutOfRange {
             timestamp: t,
@@ -995,10 +997,39 @@ impl JobOperator {
         if spec.allowed_lateness < 0 {
             return Err(OperatorError::NegativeLateness(spec.allowed_lateness).into());
         }
-        // Not SlidingWindows::new: its cap on windows per element does not apply here (key
-        // windows create at most two per element, sliced windows none).
+        // Not SlidingWindows::new: its cap on windows per element does not apply to what key
+        // windows and sliced windows hold (at most two windows per element, or none)...
         let geometry = SlidingGeometry::new(size, slide, offset)
             .map_err(|e| syntax(what, spec.strategy.name(), e.to_string()))?;
+        // ... but sliced windows emitting every window still write size / slide results per
+        // element: the same cap as the native operator's, before the output runs away.
+        let per_element = size / slide + i64::from(size % slide != 0);
+        if spec.strategy == Strategy::Sliced(EmitMode::AllWindows)
+            && per_element > window_assigners::MAX_WINDOWS_PER_ELEMENT
+        {
+            return Err(syntax(
+                what,
+                "sliced",
+                format!(
+                    "sliding windows of {size} ms every {slide} ms emit {per_element} results for \
+                     each element; at most {} are allowed: use --emit changes (results only \
+                     where they change) or a larger slide",
+                    window_assigners::MAX_WINDOWS_PER_ELEMENT
+                ),
+            ));
+        }
+        // Windows must fit the time range with room for a few of them at each end.
+        if size.checked_add(slide).is_none_or(|w| w > i64::MAX / 8) {
+            return Err(syntax(
+                what,
+                spec.strategy.name(),
+                format!(
+                    "sliding windows of {size} ms every {slide} ms do not fit the time range: \
+                     size + slide must be below {} ms",
+                    i64::MAX / 8
+                ),
+            ));
+        }
         let ordered = match spec.strategy {
             Strategy::Sliced(emit) => {
                 Ordered::Sliced(SlicedWindows::new(geometry, aggregate, emit))

@@ -44,10 +44,11 @@ fn duration_table() {
 
 #[test]
 fn duration_errors() {
-    let cases: [(&str, &str); 8] = [
+    let cases: [(&str, &str); 9] = [
         ("", "invalid duration \"\": it is empty (expected a number with a unit: ms, s, min, h or d, e.g. 5s)"),
         ("5w", "invalid duration \"5w\": unknown unit \"w\" (allowed units: ms, s, min, h, d; no unit means ms)"),
-        ("ms", "invalid duration \"ms\": \"\" is not a number (expected e.g. 250ms, 1.5s, 1min, 1h, 2d)"),
+        ("ms", "invalid duration \"ms\": it does not start with a number (expected e.g. 250ms, 1.5s, 1min, 1h, 2d)"),
+        ("bogus", "invalid duration \"bogus\": it does not start with a number (expected e.g. 250ms, 1.5s, 1min, 1h, 2d)"),
         ("1..5s", "invalid duration \"1..5s\": \"1..5\" is not a number (expected e.g. 250ms, 1.5s, 1min, 1h, 2d)"),
         ("0.5ms", "invalid duration \"0.5ms\": it is not a whole number of milliseconds"),
         ("1.0001s", "invalid duration \"1.0001s\": it is not a whole number of milliseconds"),

@@ -776,3 +776,94 @@ fn zero_idle_timeout_and_runaway_dstream_jobs_are_refused() {
         stderr(&o)
     );
 }
+
+#[test]
+fn fixes_from_the_third_fresh_user_trial() {
+    // Sliced windows emitting every window refuse size/slide beyond the native cap (the output
+    // would run away), and suggest --emit changes, which runs.
+    let tiny = [
+        "--input",
+        "data/nycflights13_tailnum_tiny.csv",
+        "--agg",
+        "count",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = tiny.to_vec();
+        args.extend_from_slice(extra);
+        windowctl(&args)
+    };
+    let o = run(&["--window", "sliding:1d:1ms", "--strategy", "sliced"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("86400000 results for each element"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("--emit changes"), "{}", stderr(&o));
+    let o = run(&[
+        "--window",
+        "sliding:1d:1ms",
+        "--strategy",
+        "sliced",
+        "--emit",
+        "changes",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A window too large for the time range is a configuration error, not bad data.
+    let o = run(&[
+        "--window",
+        "sliding:99999999999d:1d",
+        "--strategy",
+        "sliced:changes",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("do not fit the time range"),
+        "{}",
+        stderr(&o)
+    );
+    // Timestamps one window away from the ends of i64 are accepted by every strategy, with
+    // the native operator's windows.
+    let high = write_temp(
+        "near_max.csv",
+        "event_time_ms,key,value\n9223372036854750000,a,1\n",
+    );
+    let low = write_temp(
+        "near_min.csv",
+        "event_time_ms,key,value\n-9223372036854760000,a,1\n",
+    );
+    for file in [&high, &low] {
+        let out = |strategy: &str| {
+            let o = windowctl(&[
+                "--input",
+                file.to_str().unwrap(),
+                "--window",
+                "sliding:10s:5s",
+                "--strategy",
+                strategy,
+            ]);
+            assert!(o.status.success(), "{strategy} {file:?}: {}", stderr(&o));
+            sorted_output(&o)
+        };
+        assert_eq!(out("sliced"), out("native"), "{file:?}");
+    }
+    // Negative durations reach our own message (not the argument parser's "unexpected
+    // argument '-1'"), and a duration without a number says so.
+    let o = windowctl(&["--out-of-orderness", "-1h"]);
+    assert!(
+        stderr(&o).contains("must not be negative"),
+        "{}",
+        stderr(&o)
+    );
+    let o = windowctl(&["--window", "sliding:1h:5min:bogus"]);
+    assert!(
+        stderr(&o).contains("does not start with a number"),
+        "{}",
+        stderr(&o)
+    );
+    // A .gz that is not gzip is named as such.
+    let fake = write_temp("fake.csv.gz", "event_time_ms,key,value\n1,a,1\n");
+    let o = windowctl(&["--input", fake.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not gzip-compressed"), "{}", stderr(&o));
+}

@@ -71,7 +71,7 @@ struct RunArgs {
 
     /// With several inputs: an input without elements for this long stops holding the watermark
     /// back until it produces again (Flink's withIdleness). The watermark never goes back.
-    #[arg(long, value_name = "D")]
+    #[arg(long, allow_hyphen_values = true, value_name = "D")]
     idle_timeout: Option<String>,
 
     /// Window all elements together, ignoring the key (Flink's windowAll); results have an
@@ -114,16 +114,26 @@ struct RunArgs {
     /// Watermark delay for bounded out-of-orderness: watermark = max event time seen - D - 1 ms.
     /// Elements further behind are late. Default: 6h for the default job (no --input and no
     /// --socket), else 0; real data usually needs more (the bundled flights: 6h).
-    #[arg(long, value_name = "D")]
+    #[arg(long, allow_hyphen_values = true, value_name = "D")]
     out_of_orderness: Option<String>,
 
     /// How often the watermark is emitted, in processing time; 0 (the default) emits it after
     /// every element, which makes runs over a file reproducible. Flink's default is 200ms.
-    #[arg(long, default_value = "0", value_name = "D")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = "0",
+        value_name = "D"
+    )]
     watermark_interval: String,
 
     /// How long after its end a window still accepts late elements (and fires again for each).
-    #[arg(long, default_value = "0", value_name = "D")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = "0",
+        value_name = "D"
+    )]
     allowed_lateness: String,
 
     /// Trigger replacing the window's default: default, event-time, processing-time, count:N,
@@ -135,8 +145,9 @@ struct RunArgs {
     /// element, a result per non-empty window); keywindow (two windows per element, a result
     /// only where it changes, plus one result with `empty` = true when a key's window becomes
     /// empty; output gets an `empty` column); sliced (per-key partial aggregates of non-empty
-    /// slices: the native output at a cost that does not grow with size/slide); sliced:changes
-    /// (sliced, with the keywindow output). keywindow and sliced need elements in time order:
+    /// slices: the native output's rows, at a cost that does not grow with size/slide; rows of
+    /// one watermark step may come in another order, as across keys in Flink); sliced:changes
+    /// (sliced, with the keywindow output; also sliced --emit changes). sliced:all is sliced. keywindow and sliced need elements in time order:
     /// in event time an element behind the watermark is late for them (Flink would still add it
     /// to its windows that have not fired), so give --out-of-orderness enough room for the
     /// input's disorder. See docs/keywindow.md and docs/sliced.md.
@@ -216,7 +227,7 @@ fn strategy_with_emit(strategy: Strategy, emit: Option<EmitChoice>) -> Result<St
             strategy
         }
         (Strategy::Native, Some(EmitChoice::Changes)) => bail!(
-            "--emit changes needs --strategy sliced (or keywindow); the native operator emits every window"
+            "--emit changes needs --strategy sliced (sliding windows only); the native operator emits every window"
         ),
         (Strategy::KeyWindow, Some(EmitChoice::All)) => bail!(
             "--emit all does not apply to --strategy keywindow, which emits changes; use --strategy sliced for every window"

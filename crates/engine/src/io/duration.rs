@@ -91,6 +91,11 @@ fn parse_magnitude_i128(input: &str, text: &str) -> Result<i128, DurationError> 
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(number_len);
+    if number.is_empty() {
+        return Err(DurationError::MissingNumber {
+            input: input.to_owned(),
+        });
+    }
     let unit = unit.trim();
     let invalid_number = || DurationError::InvalidNumber {
         input: input.to_owned(),
@@ -101,7 +106,6 @@ fn parse_magnitude_i128(input: &str, text: &str) -> Result<i128, DurationError> 
     } else {
         match UNITS.iter().find(|(name, _)| *name == unit) {
             Some(&(_, ms)) => ms,
-            None if number.is_empty() => return Err(invalid_number()),
             None => {
                 return Err(DurationError::UnknownUnit {
                     input: input.to_owned(),
@@ -249,7 +253,7 @@ mod tests {
             ),
             ("5m", "unknown unit \"m\""),
             ("5 sec", "unknown unit \"sec\""),
-            ("s", "invalid duration \"s\": \"\" is not a number"),
+            ("s", "invalid duration \"s\": it does not start with a number"),
             ("1.2.3s", "\"1.2.3\" is not a number"),
             (".s", "invalid duration \".s\": \".\" is not a number"),
             (

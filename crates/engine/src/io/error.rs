@@ -24,6 +24,12 @@ pub enum DurationError {
         /// The part that should have been a number.
         number: String,
     },
+    /// There is no number before the unit (`ms`, `bogus`).
+    #[error("invalid duration {input:?}: it does not start with a number (expected e.g. 250ms, 1.5s, 1min, 1h, 2d)")]
+    MissingNumber {
+        /// The rejected text.
+        input: String,
+    },
     /// The unit is not one of `ms`, `s`, `min`, `h`, `d`.
     #[error("invalid duration {input:?}: unknown unit {unit:?} (allowed units: ms, s, min, h, d; no unit means ms)")]
     UnknownUnit {
@@ -70,6 +76,12 @@ pub enum OpenError {
         path: String,
         /// The operating system's reason.
         error: std::io::Error,
+    },
+    /// An input file named `.gz` does not start with the gzip signature.
+    #[error("input file {path:?} is named .gz but is not gzip-compressed (it does not start with the gzip signature 1f 8b); rename it or compress it")]
+    NotGzip {
+        /// The path as given.
+        path: String,
     },
     /// The TCP connection to a socket source failed.
     #[error("cannot connect to socket {addr}: {error}{}", connect_hint(error))]

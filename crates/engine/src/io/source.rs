@@ -264,16 +264,28 @@ pub fn open_source(
                 path: path.display().to_string(),
                 error,
             };
-            let file = File::open(path).map_err(open_error)?;
+            let mut file = File::open(path).map_err(open_error)?;
             let total = file.metadata().map_err(open_error)?.len();
+            let gzipped = path
+                .extension()
+                .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
+            if gzipped && total > 0 {
+                // A clear error for a `.gz` that is not gzip, instead of "unexpected end of
+                // file" from the decoder.
+                let mut magic = [0_u8; 2];
+                let read = io::Read::read(&mut file, &mut magic).map_err(open_error)?;
+                if read < 2 || magic != [0x1f, 0x8b] {
+                    return Err(OpenError::NotGzip {
+                        path: path.display().to_string(),
+                    });
+                }
+                io::Seek::rewind(&mut file).map_err(open_error)?;
+            }
             let progress = Progress::new(Some(total));
             let counted = CountingReader {
                 inner: file,
                 bytes: Arc::clone(&progress.bytes),
             };
-            let gzipped = path
-                .extension()
-                .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
             let input: Box<dyn BufRead + Send> = if gzipped {
                 Box::new(BufReader::with_capacity(
                     READ_BUFFER_BYTES,
