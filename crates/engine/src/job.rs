@@ -23,7 +23,8 @@ use window_assigners::{
     TumblingWindows, WindowAssigner,
 };
 use window_core::{
-    GlobalWindow, NumericAggregate, NumericStats, TimeWindow, Timestamp, TimestampedValue, Window,
+    AggregateFunction, GlobalWindow, NumericAcc, NumericAggregate, NumericStats, TimeWindow,
+    Timestamp, TimestampedValue, Window,
 };
 use window_triggers::{
     AnyTrigger, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
@@ -483,8 +484,8 @@ impl fmt::Display for JobResult {
 /// The window state of a job: an accumulator, or the elements.
 #[derive(Clone, Debug)]
 pub enum JobAcc {
-    /// Count, sum, min, max of the values so far.
-    Stats(NumericStats),
+    /// The running aggregate of the values so far (what the job's numeric aggregate needs).
+    Numeric(NumericAcc),
     /// The elements in arrival order.
     Elements(Vec<TimestampedValue<f64>>),
 }
@@ -513,7 +514,7 @@ impl WindowFunction<f64> for JobFunction {
     fn create(&self) -> JobAcc {
         match self.aggregate {
             JobAggregate::Numeric(_) if self.evictor.is_none() => {
-                JobAcc::Stats(NumericStats::default())
+                JobAcc::Numeric(NumericAcc::default())
             }
             _ => JobAcc::Elements(Vec::new()),
         }
@@ -521,7 +522,11 @@ impl WindowFunction<f64> for JobFunction {
 
     fn add(&self, acc: &mut JobAcc, value: &f64, timestamp: Timestamp) {
         match acc {
-            JobAcc::Stats(s) => s.add(*value),
+            JobAcc::Numeric(acc) => {
+                if let JobAggregate::Numeric(a) = self.aggregate {
+                    a.add(acc, value);
+                }
+            }
             JobAcc::Elements(v) => v.push(TimestampedValue {
                 timestamp,
                 value: *value,
@@ -531,7 +536,11 @@ impl WindowFunction<f64> for JobFunction {
 
     fn merge(&self, acc: &mut JobAcc, other: JobAcc) {
         match (acc, other) {
-            (JobAcc::Stats(a), JobAcc::Stats(b)) => a.merge(&b),
+            (JobAcc::Numeric(acc), JobAcc::Numeric(other)) => {
+                if let JobAggregate::Numeric(a) = self.aggregate {
+                    a.merge(acc, other);
+                }
+            }
             (JobAcc::Elements(a), JobAcc::Elements(mut b)) => a.append(&mut b),
             _ => unreachable!("one job keeps one kind of window state"),
         }
@@ -557,7 +566,9 @@ impl WindowFunction<f64> for JobFunction {
 impl JobFunction {
     fn result(&self, acc: &JobAcc) -> JobResult {
         match (self.aggregate, acc) {
-            (JobAggregate::Numeric(a), JobAcc::Stats(s)) => JobResult::Number(a.of(s)),
+            (JobAggregate::Numeric(a), JobAcc::Numeric(acc)) => {
+                JobResult::Number(a.get_result(acc))
+            }
             (JobAggregate::Numeric(a), JobAcc::Elements(v)) => {
                 let mut s = NumericStats::default();
                 v.iter().for_each(|e| s.add(e.value));
