@@ -253,7 +253,10 @@ mod tests {
             ),
             ("5m", "unknown unit \"m\""),
             ("5 sec", "unknown unit \"sec\""),
-            ("s", "invalid duration \"s\": it does not start with a number"),
+            (
+                "s",
+                "invalid duration \"s\": it does not start with a number",
+            ),
             ("1.2.3s", "\"1.2.3\" is not a number"),
             (".s", "invalid duration \".s\": \".\" is not a number"),
             (
