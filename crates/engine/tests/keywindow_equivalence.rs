@@ -313,6 +313,10 @@ fn sliced_windows_emit_the_native_results() {
         let (native, native_created) = native(case, &arrivals, 0);
         let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
         let mut sliced = SlicedWindows::new(geometry, case.agg, EmitMode::AllWindows);
+        // Half the cases fold every element at once: results must not depend on batching.
+        if rng.next() % 2 == 0 {
+            sliced.set_batch_limit(1);
+        }
         let mut out = Keyed::new();
         for &(t, k, v) in &arrivals {
             sliced.process(k, v, t, &mut out).unwrap();
@@ -344,6 +348,9 @@ fn sliced_windows_in_changes_mode_emit_the_key_window_results() {
         let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
         let mut kw = KeyWindows::new(geometry, case.agg);
         let mut sliced = SlicedWindows::new(geometry, case.agg, EmitMode::Changes);
+        if rng.next() % 2 == 0 {
+            sliced.set_batch_limit(1);
+        }
         let (mut a, mut b) = (Keyed::new(), Keyed::new());
         for &(t, k, v) in &arrivals {
             kw.process(k, v, t, &mut a).unwrap();
@@ -538,5 +545,90 @@ fn three_ways(
             changes.live_keys(),
             all.live_keys(),
         ),
+    }
+}
+
+#[test]
+fn sliced_windows_at_scale_equal_native_and_key_windows_in_event_time() {
+    // Many keys, thousands of elements, disorder within the watermark delay: batches fill and
+    // fold early, idle keys are swept and their slots reused, the firing ring grows. Checked
+    // against the native operator (all windows) and event-time key windows (changes).
+    let mut rng = Rng(0x5CA1_AB1E);
+    for round in 0..4 {
+        // Round 3: slices of hundreds of ms, so one slice outgrows a batch.
+        let slide = if round == 3 {
+            rng.range(300, 500)
+        } else {
+            rng.range(1, 20)
+        };
+        let case = Case {
+            size: slide * rng.range(1, 40)
+                + if round % 2 == 0 {
+                    rng.range(0, slide - 1)
+                } else {
+                    0
+                },
+            slide,
+            offset: rng.range(-(slide - 1), slide - 1),
+            agg: [NumericAggregate::Sum, NumericAggregate::Max][round % 2],
+        };
+        let delay = rng.range(0, 30);
+        let keys = [50, 6_000, 9_000, 300][round];
+        let mut max = i64::MIN;
+        let arrivals: Vec<(i64, u32, f64)> = (0..12_000_i64)
+            .map(|i| {
+                let t = (i / 3 - rng.range(0, delay)).max(max.saturating_sub(delay));
+                max = max.max(t);
+                let key = (rng.next() % keys) as u32;
+                (t, key, rng.range(0, 99) as f64)
+            })
+            .collect();
+        let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+        let drive = |emit: Option<EmitMode>| -> Keyed {
+            let mut out = Keyed::new();
+            let mut max = i64::MIN;
+            match emit {
+                Some(emit) => {
+                    let mut s = EventTimeSlicedWindows::new(geometry, case.agg, emit, 0);
+                    for &(t, k, v) in &arrivals {
+                        assert!(s.process_element(k, v, t).is_none());
+                        max = max.max(t);
+                        s.process_watermark(max - delay - 1, &mut out);
+                    }
+                    s.process_watermark(i64::MAX, &mut out);
+                }
+                None => {
+                    let mut s = EventTimeKeyWindows::new(geometry, case.agg, 0);
+                    for &(t, k, v) in &arrivals {
+                        assert!(s.process_element(k, v, t).is_none());
+                        max = max.max(t);
+                        s.process_watermark(max - delay - 1, &mut out);
+                    }
+                    s.process_watermark(i64::MAX, &mut out);
+                }
+            }
+            out
+        };
+        let (native, _) = native(case, &arrivals, delay);
+        let all: Native = drive(Some(EmitMode::AllWindows))
+            .into_iter()
+            .map(|(k, w, r)| match r {
+                KeyWindowResult::Value(v) => ((k, w.start()), v),
+                KeyWindowResult::Empty => panic!("empty in AllWindows mode"),
+            })
+            .collect();
+        assert_eq!(all, native, "{case:?} keys {keys} delay {delay}");
+        let per_key = |v: Keyed| {
+            let mut m: BTreeMap<u32, Vec<KeyedResult>> = BTreeMap::new();
+            for (k, w, r) in v {
+                m.entry(k).or_default().push((w, r));
+            }
+            m
+        };
+        assert_eq!(
+            per_key(drive(Some(EmitMode::Changes))),
+            per_key(drive(None)),
+            "{case:?} keys {keys} delay {delay}"
+        );
     }
 }

@@ -315,6 +315,8 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     facts: Option<SliceFacts>,
     /// Elements of that slice not yet folded into their keys' state: (key slot, element).
     batch: Vec<(u32, T)>,
+    /// Fold the batch once it holds this many elements ([`BATCH_LIMIT`] unless a test set it).
+    batch_limit: usize,
     time: Timestamp,
     live_slices: usize,
     metrics: KeyWindowMetrics,
@@ -373,6 +375,7 @@ where
             idle: Vec::new(),
             facts: None,
             batch: Vec::new(),
+            batch_limit: BATCH_LIMIT,
             time: Timestamp::MIN,
             live_slices: 0,
             metrics: KeyWindowMetrics::default(),
@@ -408,6 +411,14 @@ where
     /// The current time.
     pub fn current_time(&self) -> Timestamp {
         self.time
+    }
+
+    /// Folds batched elements into their keys' state once `limit` (at least 1) are batched,
+    /// instead of the default 256. For tests: results must not depend on it (1 folds every
+    /// element at once, as an unbatched processor would).
+    #[doc(hidden)]
+    pub fn set_batch_limit(&mut self, limit: usize) {
+        self.batch_limit = limit.max(1);
     }
 
     /// The slice length in ms (`gcd(size, slide)`).
@@ -456,13 +467,13 @@ where
         self.metrics.elements += 1;
         let slot = self.intern(&key);
         self.batch.push((slot, value));
-        if self.batch.len() >= BATCH_LIMIT {
+        // The slice's first window must fire on time, whether its elements are still batched
+        // or already folded (then its key is in the slice log or the schedule).
+        self.wake = self.wake.min(facts.left_fire);
+        if self.batch.len() >= self.batch_limit {
             // Folding early is always right (it is what an unbatched processor does); the
             // limit keeps the batch small however long a slice is.
             self.fold_batch();
-        } else {
-            // The batch must be folded by the time its slice's first window fires.
-            self.wake = self.wake.min(facts.left_fire);
         }
         Ok(())
     }
