@@ -7,9 +7,9 @@
 //! - [`Native`]: the engine's [`WindowOperator`] with [`SlidingWindows`] and the event-time
 //!   trigger (Flink's `WindowOperator`): one state, trigger timer and cleanup timer per (key,
 //!   window); emits every non-empty window.
-//! - [`KeyWindow`]: [`EventTimeKeyWindows`] (left and right key windows, `docs/keywindow.md`):
+//! - [`KeyWindow`]: [`EventTimeKeyWindows`](engine::keywindow::EventTimeKeyWindows) (left and right key windows, `docs/keywindow.md`):
 //!   emits where a key's result changes, plus an empty result when a key's window empties.
-//! - [`Sliced`]: [`EventTimeSlicedWindows`] emitting every non-empty window (the native output):
+//! - [`Sliced`]: [`EventTimeSlicedWindows`](engine::keywindow::EventTimeSlicedWindows) emitting every non-empty window (the native output):
 //!   per-key partial aggregates of non-empty slices in a two-stacks aggregator
 //!   (`docs/sliced.md`).
 //! - [`SlicedChanges`]: the same, emitting only changes (the key-window output).
@@ -20,8 +20,8 @@
 use engine::assigners::{SlidingWindows, TimeDomain};
 use engine::core::{NumericAggregate, TimeWindow, Timestamp};
 use engine::keywindow::{
-    EmitMode, EventTimeKeyWindows, EventTimeSlicedWindows, KeyWindowOutput, KeyWindowResult,
-    SlidingGeometry,
+    EmitMode, EventTime, InOrderWindows, KeyWindowOutput, KeyWindowResult, KeyWindows,
+    SlicedWindows, SlidingGeometry,
 };
 use engine::operator::{Incremental, OperatorConfig, WindowOperator, WindowOutput};
 use engine::triggers::EventTimeTrigger;
@@ -249,23 +249,26 @@ impl SlidingStrategy for Native {
     }
 }
 
-/// Key windows in event time ([`EventTimeKeyWindows`]).
+/// Key windows in event time ([`EventTimeKeyWindows`](engine::keywindow::EventTimeKeyWindows)).
 #[derive(Debug)]
 pub struct KeyWindow {
-    inner: EventTimeKeyWindows<u32, f64, NumericAggregate>,
+    inner: Ordered<KeyWindows<u32, f64, NumericAggregate>>,
+}
+
+/// An in-order processor behind the event-time buffer, with a bounded-out-of-orderness
+/// watermark after each element: what [`KeyWindow`] and [`SlicedStrategy`] share.
+#[derive(Debug)]
+struct Ordered<P> {
+    inner: EventTime<P, u32, f64>,
     watermark: BoundedOutOfOrderness,
 }
 
-impl SlidingStrategy for KeyWindow {
-    const NAME: &'static str = "keywindow";
-    const EMITS: Emits = Emits::Changes;
-
-    fn new(spec: &SlidingSpec) -> Result<Self, String> {
-        let geometry = SlidingGeometry::new(spec.size, spec.slide, 0).map_err(|e| e.to_string())?;
-        Ok(Self {
-            inner: EventTimeKeyWindows::new(geometry, spec.aggregate, 0),
+impl<P: InOrderWindows<u32, f64, Out = Option<f64>>> Ordered<P> {
+    fn new(inner: P, spec: &SlidingSpec) -> Self {
+        Self {
+            inner: EventTime::wrap(inner, 0),
             watermark: BoundedOutOfOrderness::new(spec.out_of_orderness),
-        })
+        }
     }
 
     fn process<S: ResultSink>(&mut self, key: u32, value: f64, time: Timestamp, out: &mut S) {
@@ -280,6 +283,7 @@ impl SlidingStrategy for KeyWindow {
         self.inner.process_watermark(i64::MAX, &mut KeyOut(out));
     }
 
+    /// Key windows (or, for sliced windows, slices) created, and late elements.
     fn counters(&self) -> Counters {
         Counters {
             windows_created: self.inner.metrics().key_windows_created,
@@ -288,11 +292,37 @@ impl SlidingStrategy for KeyWindow {
     }
 }
 
-/// Sliced windows in event time ([`EventTimeSlicedWindows`]), emitting as `MODE` says.
+fn geometry(spec: &SlidingSpec) -> Result<SlidingGeometry, String> {
+    SlidingGeometry::new(spec.size, spec.slide, 0).map_err(|e| e.to_string())
+}
+
+impl SlidingStrategy for KeyWindow {
+    const NAME: &'static str = "keywindow";
+    const EMITS: Emits = Emits::Changes;
+
+    fn new(spec: &SlidingSpec) -> Result<Self, String> {
+        Ok(Self {
+            inner: Ordered::new(KeyWindows::new(geometry(spec)?, spec.aggregate), spec),
+        })
+    }
+
+    fn process<S: ResultSink>(&mut self, key: u32, value: f64, time: Timestamp, out: &mut S) {
+        self.inner.process(key, value, time, out);
+    }
+
+    fn finish<S: ResultSink>(&mut self, out: &mut S) {
+        self.inner.finish(out);
+    }
+
+    fn counters(&self) -> Counters {
+        self.inner.counters()
+    }
+}
+
+/// Sliced windows in event time ([`EventTimeSlicedWindows`](engine::keywindow::EventTimeSlicedWindows)), emitting as `MODE` says.
 #[derive(Debug)]
 pub struct SlicedStrategy<const CHANGES: bool> {
-    inner: EventTimeSlicedWindows<u32, f64, NumericAggregate>,
-    watermark: BoundedOutOfOrderness,
+    inner: Ordered<SlicedWindows<u32, f64, NumericAggregate>>,
 }
 
 /// `sliced`: every non-empty window, as the native operator.
@@ -309,36 +339,28 @@ impl<const CHANGES: bool> SlidingStrategy for SlicedStrategy<CHANGES> {
     };
 
     fn new(spec: &SlidingSpec) -> Result<Self, String> {
-        let geometry = SlidingGeometry::new(spec.size, spec.slide, 0).map_err(|e| e.to_string())?;
         let mode = if CHANGES {
             EmitMode::Changes
         } else {
             EmitMode::AllWindows
         };
+        let sliced = SlicedWindows::new(geometry(spec)?, spec.aggregate, mode);
         Ok(Self {
-            inner: EventTimeSlicedWindows::new(geometry, spec.aggregate, mode, 0),
-            watermark: BoundedOutOfOrderness::new(spec.out_of_orderness),
+            inner: Ordered::new(sliced, spec),
         })
     }
 
     fn process<S: ResultSink>(&mut self, key: u32, value: f64, time: Timestamp, out: &mut S) {
-        // A late element is handed back and counted by the processor; nothing else to do.
-        let _late = self.inner.process_element(key, value, time);
-        self.watermark.on_event(time);
-        self.inner
-            .process_watermark(self.watermark.current(), &mut KeyOut(out));
+        self.inner.process(key, value, time, out);
     }
 
     fn finish<S: ResultSink>(&mut self, out: &mut S) {
-        self.inner.process_watermark(i64::MAX, &mut KeyOut(out));
+        self.inner.finish(out);
     }
 
+    /// For sliced windows the "windows" created are slices (partial aggregates).
     fn counters(&self) -> Counters {
-        Counters {
-            // For sliced windows the "windows" created are slices (partial aggregates).
-            windows_created: self.inner.metrics().key_windows_created,
-            late: self.inner.late_elements(),
-        }
+        self.inner.counters()
     }
 }
 

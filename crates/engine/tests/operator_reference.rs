@@ -16,6 +16,9 @@
 //! Every case ends with the watermark `i64::MAX`. The emitted records are compared per key, in
 //! order. Cases come from a seeded xorshift generator, so a failure names its seed.
 
+mod common;
+
+use common::{assign, gen_windows, Rng, Windows};
 use std::collections::BTreeMap;
 
 use engine::assigners::{SlidingWindows, TimeDomain, TumblingWindows, WindowAssigner};
@@ -32,38 +35,6 @@ const CASES: u64 = 5_000;
 
 fn contents_of(els: &[TimestampedValue<f64>]) -> Contents {
     els.iter().map(|e| (e.timestamp, e.value)).collect()
-}
-
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        let span = (hi - lo + 1) as u64;
-        lo + (self.next() % span) as i64
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Windows {
-    Tumbling { size: i64, offset: i64 },
-    Sliding { size: i64, slide: i64, offset: i64 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -85,26 +56,7 @@ struct Case {
 }
 
 fn gen_case(rng: &mut Rng) -> Case {
-    let windows = if rng.chance(40) {
-        let size = rng.range(1, 15);
-        Windows::Tumbling {
-            size,
-            offset: rng.range(-(size - 1), size - 1),
-        }
-    } else {
-        let size = rng.range(1, 20);
-        // Mostly overlapping windows, sometimes slide > size (gaps).
-        let slide = if rng.chance(80) {
-            rng.range(1, size)
-        } else {
-            rng.range(1, 15)
-        };
-        Windows::Sliding {
-            size,
-            slide,
-            offset: rng.range(-(slide - 1), slide - 1),
-        }
-    };
+    let windows = gen_windows(rng, 80);
     let lateness = rng.range(0, 20);
     let side_output = rng.chance(70);
     let n = rng.range(0, 45);
@@ -131,29 +83,6 @@ fn gen_case(rng: &mut Rng) -> Case {
         lateness,
         side_output,
         events,
-    }
-}
-
-/// The windows of an element at `ts`, by descending start.
-fn assign(windows: Windows, ts: Timestamp) -> Vec<TimeWindow> {
-    match windows {
-        Windows::Tumbling { size, offset } => {
-            let start = ts - (ts - offset).rem_euclid(size);
-            vec![TimeWindow::new(start, start + size)]
-        }
-        Windows::Sliding {
-            size,
-            slide,
-            offset,
-        } => {
-            let mut out = Vec::new();
-            let mut start = ts - (ts - offset).rem_euclid(slide);
-            while start > ts - size {
-                out.push(TimeWindow::new(start, start + size));
-                start -= slide;
-            }
-            out
-        }
     }
 }
 

@@ -23,6 +23,9 @@
 //! the same timestamp (possible within one key for overlapping sliding windows) are compared as
 //! a multiset. Cases come from a seeded xorshift generator, so a failure names its seed.
 
+mod common;
+
+use common::{assign, gen_windows, Rng, Windows};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
@@ -32,32 +35,6 @@ use engine::job::{JobAggregate, JobOperator, JobResult, JobSink, JobSpec, Window
 use engine::operator::LateDataPolicy;
 
 const CASES: u64 = 5_000;
-
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        let span = (hi - lo + 1) as u64;
-        lo + (self.next() % span) as i64
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Trig {
@@ -71,12 +48,6 @@ enum Trig {
 enum Evict {
     Count(usize),
     Time(i64),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Windows {
-    Tumbling { size: i64, offset: i64 },
-    Sliding { size: i64, slide: i64, offset: i64 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -106,26 +77,7 @@ struct Case {
 const KEYS: [&str; 3] = ["a", "b", "c"];
 
 fn gen_case(rng: &mut Rng) -> Case {
-    let windows = if rng.chance(40) {
-        let size = rng.range(1, 15);
-        Windows::Tumbling {
-            size,
-            offset: rng.range(-(size - 1), size - 1),
-        }
-    } else {
-        let size = rng.range(1, 20);
-        // Mostly overlapping windows, sometimes slide > size (gaps).
-        let slide = if rng.chance(75) {
-            rng.range(1, size)
-        } else {
-            rng.range(1, 15)
-        };
-        Windows::Sliding {
-            size,
-            slide,
-            offset: rng.range(-(slide - 1), slide - 1),
-        }
-    };
+    let windows = gen_windows(rng, 75);
     let lateness = rng.range(0, 20);
     let purging = rng.chance(50);
     let (trigger, inner) = match rng.range(0, 3) {
@@ -238,25 +190,6 @@ type Win = (Timestamp, Timestamp);
 
 fn max_ts(w: Win) -> Timestamp {
     w.1 - 1
-}
-
-/// The element's windows, by descending start (Flink's sliding assigner loop).
-fn assign(windows: Windows, ts: Timestamp) -> Vec<Win> {
-    let (size, slide, offset) = match windows {
-        Windows::Tumbling { size, offset } => (size, size, offset),
-        Windows::Sliding {
-            size,
-            slide,
-            offset,
-        } => (size, slide, offset),
-    };
-    let mut out = Vec::new();
-    let mut start = ts - (ts - offset).rem_euclid(slide);
-    while start > ts - size {
-        out.push((start, start + size));
-        start -= slide;
-    }
-    out
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -438,6 +371,7 @@ impl<'c> Model<'c> {
     fn element(&mut self, key: usize, ts: Timestamp, value: f64) {
         let mut skipped = true;
         for w in assign(self.case.windows, ts) {
+            let w: Win = (w.start(), w.end());
             if self.cleanup_time(w) <= self.wm {
                 continue;
             }
