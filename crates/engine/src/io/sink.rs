@@ -167,6 +167,9 @@ enum RowWriter<W: Write> {
     Jsonl {
         writer: BufWriter<W>,
         columns: &'static [&'static str],
+        /// Reused buffers for one line and one number: no allocation per row.
+        line: Vec<u8>,
+        scratch: String,
     },
 }
 
@@ -186,6 +189,8 @@ impl<W: Write> RowWriter<W> {
             OutputFormat::Jsonl => RowWriter::Jsonl {
                 writer: BufWriter::new(writer),
                 columns,
+                line: Vec::with_capacity(128),
+                scratch: String::with_capacity(32),
             },
         }
     }
@@ -232,26 +237,35 @@ impl<W: Write> RowWriter<W> {
                 }
                 writer.write_record(None::<&[u8]>)?;
             }
-            RowWriter::Jsonl { writer, columns } => {
-                let mut line = String::with_capacity(96);
-                line.push('{');
+            RowWriter::Jsonl {
+                writer,
+                columns,
+                line,
+                scratch,
+            } => {
+                line.clear();
+                line.push(b'{');
                 for (i, (name, cell)) in columns.iter().zip(cells.iter().copied()).enumerate() {
                     if i > 0 {
-                        line.push(',');
+                        line.push(b',');
                     }
-                    line.push_str(&json_string(name));
-                    line.push(':');
+                    serde_json::to_writer(&mut *line, name)?;
+                    line.push(b':');
                     match cell {
-                        Cell::Str(s) => line.push_str(&json_string(s)),
-                        Cell::Int(i) => line.push_str(&i.to_string()),
-                        Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
+                        Cell::Str(s) => serde_json::to_writer(&mut *line, s)?,
+                        Cell::Int(i) => write!(line, "{i}")?,
+                        Cell::Bool(b) => line.extend_from_slice(if b { b"true" } else { b"false" }),
                         // JSON has no NaN or infinity.
-                        Cell::Num(v) if v.is_finite() => line.push_str(&format_number(v)),
-                        Cell::Num(_) | Cell::Null => line.push_str("null"),
+                        Cell::Num(v) if v.is_finite() => {
+                            scratch.clear();
+                            push_number(scratch, v);
+                            line.extend_from_slice(scratch.as_bytes());
+                        }
+                        Cell::Num(_) | Cell::Null => line.extend_from_slice(b"null"),
                     }
                 }
-                line.push_str("}\n");
-                writer.write_all(line.as_bytes())?;
+                line.extend_from_slice(b"}\n");
+                writer.write_all(line)?;
             }
         }
         Ok(())
@@ -274,11 +288,6 @@ impl<W: Write> RowWriter<W> {
             RowWriter::Jsonl { writer, .. } => writer.into_inner().map_err(|e| e.into_error()),
         }
     }
-}
-
-fn json_string(s: &str) -> String {
-    // Serialising a string cannot fail.
-    serde_json::to_string(s).unwrap_or_else(|_| "null".to_owned())
 }
 
 /// Writes window results as CSV (header `key,window_start,window_end,result`,
