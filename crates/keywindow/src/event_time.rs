@@ -166,19 +166,7 @@ where
         }
         self.watermark = watermark;
         let release_to = time::sub(watermark, self.allowed_lateness);
-        // Merge the two buffers in (time, arrival) order up to `release_to`; without
-        // out-of-order arrivals only the first holds anything.
-        while self.buffer.is_empty() {
-            match self.in_order.front() {
-                Some(e) if e.0 <= release_to => {}
-                _ => break,
-            }
-            let Some((timestamp, _, key, value)) = self.in_order.pop_front() else {
-                break;
-            };
-            let r = self.inner.process(key, value, timestamp, out);
-            debug_assert!(r.is_ok(), "released element out of order: {r:?}");
-        }
+        // Merge the two buffers in (time, arrival) order up to `release_to`.
         loop {
             let from_in_order = match (self.in_order.front(), self.buffer.first_key_value()) {
                 (Some(a), Some((b, _))) => (a.0, a.1) < *b,

@@ -55,13 +55,6 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
         self.slots.get_mut(slot as usize).and_then(Option::as_mut)
     }
 
-    /// Forgets `key`, whose state is in `slot`.
-    pub(crate) fn release(&mut self, slot: u32, key: &K) {
-        self.ids.remove(key);
-        self.slots[slot as usize] = None;
-        self.free.push(slot);
-    }
-
     /// Forgets the key in `slot`, found in its state by `key_of`, dropping the state in place.
     pub(crate) fn release_with(&mut self, slot: u32, key_of: impl FnOnce(&S) -> &K) {
         let Some(Some(state)) = self.slots.get(slot as usize) else {

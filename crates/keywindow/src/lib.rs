@@ -219,11 +219,6 @@ impl SlidingGeometry {
             .saturating_add(self.slide)
     }
 
-    /// Start of the right key window of an element at `t`: the first window start `> t`.
-    pub(crate) fn right_start(&self, t: Timestamp) -> i64 {
-        self.slot(t).saturating_add(self.slide)
-    }
-
     pub(crate) fn window(&self, start: i64) -> TimeWindow {
         TimeWindow::new(start, start.saturating_add(self.size))
     }
@@ -402,7 +397,9 @@ where
         self.advance_time(time.saturating_sub(1), out);
         self.time = time;
         let g = self.geometry;
-        if g.left_start(time) > g.slot(time) {
+        // Each a division: computed once per element.
+        let (left, slot_start) = (g.left_start(time), g.slot(time));
+        if left > slot_start {
             // In a gap between windows (slide > size): in no window, as in Flink.
             self.metrics.in_no_window += 1;
             return Ok(());
@@ -411,16 +408,20 @@ where
         let slot = self.intern(&key);
         let state = self.keys.get_mut(slot).expect("interned key");
 
-        self.metrics.native_windows += count_native_windows(&g, &mut state.native_covered, time);
+        self.metrics.native_windows += count_new_windows(
+            &mut state.native_covered,
+            g.index(left),
+            g.index(slot_start),
+        );
 
         // 1. The right key window, empty, if it does not exist.
-        let right = g.right_start(time);
-        let mut created = Vec::with_capacity(2);
+        let right = slot_start.saturating_add(g.slide);
+        let mut created = [None; 2];
         state
             .windows
             .entry(right)
             .or_insert_with(|| {
-                created.push(right);
+                created[0] = Some(right);
                 KeyWin {
                     acc: self.function.create_accumulator(),
                     elements: 0,
@@ -432,7 +433,6 @@ where
             .right = true;
 
         // 2. The left key window, inheriting the state of the elements already in its range.
-        let left = g.left_start(time);
         if let Some(w) = state.windows.get_mut(&left) {
             w.left = true;
         } else {
@@ -450,16 +450,16 @@ where
                 self.metrics.inherited += 1;
             }
             state.windows.insert(left, win);
-            created.push(left);
+            created[1] = Some(left);
         }
-        for start in created {
+        for start in created.into_iter().flatten() {
             self.metrics.key_windows_created += 1;
             let end = g.window(start).max_timestamp();
             self.fire.register(end, slot, start);
         }
 
         // 3. Add the element to every live window that covers it: starts in (t - p, t].
-        for (_, w) in state.windows.range_mut(left..=g.slot(time)) {
+        for (_, w) in state.windows.range_mut(left..=slot_start) {
             self.function.add(&mut w.acc, &value);
             w.elements += 1;
         }
@@ -526,8 +526,7 @@ where
         };
         state.windows.remove(&start);
         if state.windows.is_empty() {
-            let key = state.key.clone();
-            self.keys.release(slot, &key);
+            self.keys.release_with(slot, |s| &s.key);
         }
     }
 
@@ -575,19 +574,10 @@ where
     }
 }
 
-/// Windows the native (Flink) operator creates for a key's element at `time` that it has not
-/// created for earlier elements: window starts in `(time - size, time]` on the grid beyond
-/// `covered`, the highest grid index counted so far (elements come in time order).
-pub(crate) fn count_native_windows(
-    g: &SlidingGeometry,
-    covered: &mut Option<i64>,
-    time: Timestamp,
-) -> u64 {
-    let (first, last) = (g.index(g.left_start(time)), g.index(g.slot(time)));
-    count_new_windows(covered, first, last)
-}
-
-/// The grid indices in `first..=last` beyond `covered`; moves `covered` up to `last`.
+/// Windows the native (Flink) operator would create for a key's new element (or slice) whose
+/// windows have grid indices `first..=last`, that it has not created for the key's earlier ones:
+/// the indices beyond `covered`, the highest counted so far (elements come in time order).
+/// Moves `covered` up to `last`.
 #[inline]
 pub(crate) fn count_new_windows(covered: &mut Option<i64>, first: i64, last: i64) -> u64 {
     let from = match *covered {

@@ -5,8 +5,8 @@
 //! left window, the first window holding it) or leaves (its right window, the first window past
 //! it). Both depend on the slice's place in time only, so they are the same for every slice of
 //! one slice interval, and slices are created in time order. So one log serves every key: the
-//! slots of new slices are appended in creation order, grouped in *segments* (one per slice
-//! interval), and two cursors walk it: one over the segments whose left window comes next, one
+//! slots of new slices are appended in creation order, grouped in *segments* (one per run of slices
+//! sharing their enter and leave windows), and two cursors walk it: one over the segments whose left window comes next, one
 //! over the oldest segments, whose slices leave next. Firing a window reads a run of the log;
 //! nothing is scheduled per key, so there is no far-ahead timer to write into cold memory and
 //! no stale entry to skip. The caller fires each key once per window (a key may have slices in
@@ -14,11 +14,10 @@
 
 use std::collections::VecDeque;
 
-/// Where the slices of one slice interval enter and leave (window grid indices and starts).
+/// Where slices enter and leave (window grid indices and starts): the same for every slice of
+/// one slice interval, and for consecutive intervals between the same window boundaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SegmentWindows {
-    /// Start of the slice interval.
-    pub(crate) slice_start: i64,
     /// The left window: the first window holding the slice.
     pub(crate) enter_index: i64,
     pub(crate) enter_start: i64,
@@ -118,9 +117,8 @@ impl SliceLog {
 mod tests {
     use super::*;
 
-    fn windows(slice_start: i64, enter: i64, leave: i64) -> SegmentWindows {
+    fn windows(enter: i64, leave: i64) -> SegmentWindows {
         SegmentWindows {
-            slice_start,
             enter_index: enter,
             enter_start: enter * 10,
             leave_index: leave,
@@ -132,9 +130,9 @@ mod tests {
     fn enters_then_leaves_in_window_order() {
         // size 30, slide 10: a slice at 0 enters window index -2 ([-20, 10)) and leaves at 1.
         let mut log = SliceLog::default();
-        log.push(7, windows(0, -2, 1));
-        log.push(8, windows(0, -2, 1));
-        log.push(9, windows(10, -1, 2));
+        log.push(7, windows(-2, 1));
+        log.push(8, windows(-2, 1));
+        log.push(9, windows(-1, 2));
         assert_eq!(log.next_window(), Some((-2, -20)));
         let mut fired = Vec::new();
         log.take_window(-2, &mut fired);
@@ -144,7 +142,7 @@ mod tests {
         log.take_window(-1, &mut fired);
         assert_eq!(fired, [9]);
         // A slice of a later interval enters at 1, where the first segment leaves.
-        log.push(7, windows(30, 1, 4));
+        log.push(7, windows(1, 4));
         assert_eq!(log.next_window(), Some((1, 10)));
         fired.clear();
         log.take_window(1, &mut fired);
@@ -166,10 +164,10 @@ mod tests {
     #[test]
     fn a_slice_added_after_its_left_window_fired_starts_a_new_segment() {
         let mut log = SliceLog::default();
-        log.push(1, windows(0, 0, 2));
+        log.push(1, windows(0, 2));
         let mut fired = Vec::new();
         log.take_window(0, &mut fired);
-        log.push(2, windows(0, 0, 2));
+        log.push(2, windows(0, 2));
         // Its left window comes up again (late), then both leave together.
         assert_eq!(log.next_window(), Some((0, 0)));
         fired.clear();

@@ -98,14 +98,12 @@ impl<A: Clone> TwoStacks<A> {
         while self.items.front().is_some_and(|e| e.0 < start) {
             if self.front == 0 {
                 // Flip: the back becomes the front, as suffix aggregates, newest first.
-                let mut running: Option<A> = None;
+                let mut newer: Option<A> = None;
                 for e in self.items.iter_mut().rev() {
-                    if let Some(newer) = running.take() {
-                        let mut agg = newer;
-                        f.merge(&mut agg, e.1.clone());
-                        e.1 = agg;
+                    if let Some(n) = newer {
+                        f.merge(&mut e.1, n);
                     }
-                    running = Some(e.1.clone());
+                    newer = Some(e.1.clone());
                 }
                 self.front = self.items.len();
                 self.back_agg = None;
@@ -242,8 +240,8 @@ impl SliceFacts {
             left_index: g.index(left),
             left_fire: g.window(left).max_timestamp(),
             last_index: g.index(slot),
-            right: g.right_start(time),
-            right_index: g.index(g.right_start(time)),
+            right: slot.saturating_add(g.slide()),
+            right_index: g.index(slot.saturating_add(g.slide())),
             in_gap: left > slot,
             whole_slice,
         }
@@ -252,7 +250,6 @@ impl SliceFacts {
     /// Where the slice enters and leaves, for the slice log.
     fn segment(&self) -> SegmentWindows {
         SegmentWindows {
-            slice_start: self.start,
             enter_index: self.left_index,
             enter_start: self.left,
             leave_index: self.right_index,
