@@ -8,10 +8,10 @@ cargo xtask <command>
 
 commands:
   conformance [DIR|FILE ...]  run Flink/Spark conformance cases (default: tests/conformance/*);
-                              prints PASS/FAIL/SKIP per case and 'N passed, M failed, K skipped'
+                              prints PASS/FAIL per case and 'N passed, M failed'
   bench [--quick] [FILTER]    run the criterion benchmarks in benches/ and print events per second
   compare-strategies [INPUT] [WINDOW]
-                              windowctl with --strategy native and keywindow on the flights data
+                              windowctl with each --strategy (native, keywindow, sliced, sliced:changes) on the flights data
                               (by tail number, sliding:1h:1min): time, windows, results, memory
   help                        this text
 ";
