@@ -421,11 +421,22 @@ mod tests {
             m
         };
         let (n, k) = (last(&native), last(&keyw));
+        // Every key-window value is the native result of its window...
         for ((end, key), v) in &k {
             if let Some(v) = v {
                 assert_eq!(n.get(&(*end, *key)), Some(&Some(*v)), "key {key} end {end}");
             }
         }
-        assert!(native.len() > keyw.len() / 2);
+        // ... and every native result is the key's latest key-window output at or before its
+        // window's end (an empty key-window result means native emits nothing there).
+        for ((end, key), v) in &n {
+            let latest = k
+                .range(..=(*end, u32::MAX))
+                .rev()
+                .find(|((_, kk), _)| kk == key)
+                .map(|(_, v)| *v);
+            assert_eq!(latest, Some(*v), "key {key} end {end}");
+        }
+        assert!(!native.is_empty() && !keyw.is_empty());
     }
 }

@@ -1114,17 +1114,18 @@ impl JobOperator {
         }
     }
 
-    /// Advances processing time.
+    /// Advances processing time to the wall-clock reading `now` (ms). As Flink's system time
+    /// service (which runs a timer at `t` once the clock has passed `t`), a window fires once
+    /// the clock is past its end, for every strategy: elements that arrive during a window's
+    /// last millisecond still join it.
     pub fn advance_processing_time<S: JobSink + ?Sized>(&mut self, now: Timestamp, sink: &mut S) {
         match self {
             JobOperator::Native(op) => {
-                each_native!(op, |o| o
-                    .advance_processing_time(now, &mut SinkAdapter(sink)));
+                each_native!(op, |o| o.advance_wall_clock(now, &mut SinkAdapter(sink)));
             }
             JobOperator::OrderedEventTime(..) => {}
             JobOperator::OrderedProcessingTime(kw, clock) => {
                 *clock = (*clock).max(now);
-                // As for the native operator: a window fires once the clock passed its end.
                 kw.advance_time(clock.saturating_sub(1), &mut KeyWindowAdapter(sink));
             }
         }
@@ -1254,6 +1255,63 @@ mod tests {
                 function: DeltaSpec::Diff
             }
         );
+    }
+
+    /// Results as (key, window, value).
+    #[derive(Default)]
+    struct Collected(Vec<(String, Option<(Timestamp, Timestamp)>, Option<f64>)>);
+
+    impl JobSink for Collected {
+        fn result(
+            &mut self,
+            key: &str,
+            window: Option<(Timestamp, Timestamp)>,
+            result: JobResult,
+            _watermark: Timestamp,
+        ) {
+            if let JobResult::Number(v) = result {
+                self.0.push((key.to_owned(), window, v));
+            }
+        }
+        fn late(&mut self, _: String, _: Timestamp, _: f64, _: Timestamp) {}
+    }
+
+    #[test]
+    fn processing_time_windows_fire_once_the_clock_passed_their_end_for_every_strategy() {
+        // The wall clock reads 9 when an element arrives and the job advances processing time
+        // to 9: window [0, 10) must not fire yet (Flink fires it once the clock passed 9), so
+        // a second element arriving at 9 joins it, and it fires once, with both.
+        for strategy in [Strategy::Native, Strategy::Sliced(EmitMode::AllWindows)] {
+            let spec = JobSpec {
+                window: WindowSpec::Sliding {
+                    size: 10,
+                    slide: 5,
+                    offset: 0,
+                },
+                trigger: TriggerSpec::Default,
+                time: TimeDomain::ProcessingTime,
+                allowed_lateness: 0,
+                late_data: LateDataPolicy::Drop,
+                aggregate: "sum".parse().unwrap(),
+                evictor: None,
+                strategy,
+            };
+            let mut op = JobOperator::new(&spec).unwrap();
+            let mut out = Collected::default();
+            for value in [1.0, 2.0] {
+                op.advance_processing_time(9, &mut out);
+                op.process_element("a".to_owned(), value, 9, &mut out)
+                    .unwrap();
+            }
+            op.advance_processing_time(9, &mut out);
+            assert!(out.0.is_empty(), "{strategy:?}: fired at 9: {:?}", out.0);
+            op.advance_processing_time(10, &mut out);
+            assert_eq!(
+                out.0,
+                [("a".to_owned(), Some((0, 10)), Some(3.0))],
+                "{strategy:?}"
+            );
+        }
     }
 
     #[test]
