@@ -1257,9 +1257,11 @@ mod tests {
         );
     }
 
-    /// Results as (key, window, value).
+    /// A result as (key, window, value).
+    type Row = (String, Option<(Timestamp, Timestamp)>, Option<f64>);
+
     #[derive(Default)]
-    struct Collected(Vec<(String, Option<(Timestamp, Timestamp)>, Option<f64>)>);
+    struct Collected(Vec<Row>);
 
     impl JobSink for Collected {
         fn result(
