@@ -341,6 +341,18 @@ struct Merge<K, V> {
     entering: Option<V>,
 }
 
+impl<K, V> Merge<K, V> {
+    /// A key with nothing from any part yet.
+    fn of(key: K) -> Self {
+        Self {
+            key,
+            previous: None,
+            leaving: None,
+            entering: None,
+        }
+    }
+}
+
 impl<K, V> ReducedWindowOp<K, V>
 where
     K: Clone + Eq + Hash + 'static,
@@ -374,15 +386,15 @@ where
     ) {
         for batch in batches {
             for (k, v) in batch.iter() {
-                let i = *index.entry(k.clone()).or_insert_with(|| {
-                    merges.push(Merge {
-                        key: k.clone(),
-                        previous: None,
-                        leaving: None,
-                        entering: None,
-                    });
-                    merges.len() - 1
-                });
+                // Look up by reference first: the key is cloned only for a new entry.
+                let i = match index.get(k) {
+                    Some(&i) => i,
+                    None => {
+                        index.insert(k.clone(), merges.len());
+                        merges.push(Merge::of(k.clone()));
+                        merges.len() - 1
+                    }
+                };
                 let acc = slot(&mut merges[i]);
                 *acc = Some(match acc.take() {
                     None => v.clone(),
@@ -421,10 +433,8 @@ where
             for (k, v) in prev.iter() {
                 index.insert(k.clone(), merges.len());
                 merges.push(Merge {
-                    key: k.clone(),
                     previous: Some(v.clone()),
-                    leaving: None,
-                    entering: None,
+                    ..Merge::of(k.clone())
                 });
             }
         }

@@ -172,18 +172,16 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerQueue<K, N> {
             if timestamp > up_to {
                 return None;
             }
-            let (popped, emptied) = match self.buckets.get_mut(&timestamp) {
-                Some(bucket) => {
-                    let popped = bucket.pop_front();
-                    (popped, bucket.is_empty())
-                }
-                None => (None, true),
+            // Every timestamp in the heap has its bucket: both are added and removed together.
+            let std::collections::hash_map::Entry::Occupied(mut bucket) =
+                self.buckets.entry(timestamp)
+            else {
+                unreachable!("timestamp {timestamp} in the heap without a bucket");
             };
-            if emptied {
+            let popped = bucket.get_mut().pop_front();
+            if bucket.get().is_empty() {
                 self.times.pop();
-                if let Some(bucket) = self.buckets.remove(&timestamp) {
-                    bucket.recycle(&mut self.spare);
-                }
+                bucket.remove().recycle(&mut self.spare);
             }
             if let Some((key, namespace)) = popped {
                 // Deleted timers stay in their bucket until here; only live ones fire.

@@ -884,7 +884,8 @@ where
         if self.assigner.is_merging() && !slot.sessions.contains(&window) {
             return; // a timer of a merged-away window that its trigger did not delete
         }
-        let key = slot.key.clone().expect("live slot has a key");
+        // Borrowed, not cloned: a String key would cost an allocation per firing.
+        let key = slot.key.as_ref().expect("live slot has a key");
         let processing_time = self.processing_time;
         let wm = self.timers.current_watermark();
         let mut scratch = None;
@@ -917,7 +918,7 @@ where
             &mut self.metrics,
             state,
             r,
-            &key,
+            key,
             &window,
             fire_ctx,
             out,
