@@ -34,21 +34,17 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::path::Path;
 use std::rc::Rc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
+
+use timer_service::{Clock, SystemClock};
 
 use anyhow::{anyhow, bail, Context, Result};
 use dstream_compat::{DStream, InverseReduce, Partitions, Retention, StreamingContext};
 
 use crate::io::{
-    create_output, format_number, open_source, parse_duration, EventReader, FieldNames,
-    InputFormat, InputSpec,
+    create_output, format_list, format_number, open_source, parse_duration, same_file, EventReader,
+    FieldNames, InputFormat, InputSpec, BUNDLED_DATA,
 };
-
-/// The bundled data set (NYC flights 2013, keyed by destination, departure delay in minutes).
-pub const BUNDLED_DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../data/nycflights13_dest.csv.gz"
-);
 
 /// More batches than this between the earliest and the latest event is refused: the batch
 /// interval is too small for the time span of the input.
@@ -282,7 +278,9 @@ pub fn run_dstream(args: &DstreamArgs) -> Result<()> {
     let target = args.output.as_deref().unwrap_or("-");
     let out = create_output(target)?;
     let started = Instant::now();
-    let summary = run_on(reader, plan, std::io::BufWriter::new(out), wall_clock_ms)?;
+    let summary = run_on(reader, plan, std::io::BufWriter::new(out), || {
+        SystemClock.now_ms()
+    })?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "dstream: {} events read from {}, {} batches of {} ms (zero time {}), {} windows output, {} rows written, {:.2} s ({:.0} events/s)",
@@ -297,19 +295,6 @@ pub fn run_dstream(args: &DstreamArgs) -> Result<()> {
         summary.events as f64 / secs.max(1e-9),
     );
     Ok(())
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
-fn wall_clock_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// One output row.
@@ -526,8 +511,7 @@ fn build(
         DstreamOperation::GroupByKeyAndWindow => {
             let stream = input.group_by_key_and_window(w, s, Partitions::Default)?;
             emit(&stream, rows, outputs, move |(k, vs)| {
-                let list: Vec<String> = vs.iter().map(|v| format_number(*v)).collect();
-                (k.clone(), format!("[{}]", list.join(";")))
+                (k.clone(), format_list(vs))
             })
         }
     }

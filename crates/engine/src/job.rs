@@ -469,10 +469,7 @@ impl fmt::Display for JobResult {
         match self {
             JobResult::Number(None) | JobResult::Empty => Ok(()),
             JobResult::Number(Some(v)) => f.write_str(&n(*v)),
-            JobResult::List(vs) => {
-                let items: Vec<String> = vs.iter().map(|v| n(*v)).collect();
-                write!(f, "[{}]", items.join(";"))
-            }
+            JobResult::List(vs) => f.write_str(&crate::io::format_list(vs)),
             JobResult::Elements(es) => {
                 let items: Vec<String> = es.iter().map(|(t, v)| format!("{t}@{}", n(*v))).collect();
                 write!(f, "[{}]", items.join(";"))

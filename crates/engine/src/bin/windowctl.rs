@@ -15,9 +15,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use engine::assigners::{AssignerError, TimeDomain};
 use engine::io::{
-    create_output, open_source, parse_duration, spawn_reader, DeadLetterWriter, ErrorPolicy, Event,
-    EventReader, FieldNames, InputError, InputErrorKind, InputFormat, InputSpec, LateWriter,
-    OnError, OutputFormat, ResultRecord, ResultWriter, SourceMessage,
+    create_output, open_source, parse_duration, same_file, spawn_reader, DeadLetterWriter,
+    ErrorPolicy, Event, EventReader, FieldNames, InputError, InputErrorKind, InputFormat,
+    InputSpec, LateWriter, OnError, OutputFormat, ResultRecord, ResultWriter, SourceMessage,
+    BUNDLED_DATA,
 };
 use engine::job::{
     EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, Strategy, TriggerSpec,
@@ -28,11 +29,6 @@ use engine::operator::{LateDataPolicy, OperatorError};
 use engine::timers::{Clock, SystemClock};
 use engine::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 
-/// The bundled data set of the default job, found from the crate's source folder.
-const BUNDLED_DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../data/nycflights13_dest.csv.gz"
-);
 /// Watermark delay of the default job (see the module doc).
 const BUNDLED_OUT_OF_ORDERNESS: &str = "6h";
 
@@ -376,19 +372,14 @@ fn check_distinct_files(args: &RunArgs, inputs: &[PathBuf]) -> Result<()> {
     if let Some(p) = &args.dead_letter {
         outputs.push(("--dead-letter", p.clone()));
     }
-    // Compare canonical paths where the file exists, else the path as given.
-    let same = |a: &PathBuf, b: &PathBuf| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    };
     for (i, (flag, path)) in outputs.iter().enumerate() {
-        if let Some(input) = inputs.iter().find(|input| same(input, path)) {
+        if let Some(input) = inputs.iter().find(|input| same_file(input, path)) {
             bail!(
                 "{flag} {} is also an input: writing it would destroy the input",
                 input.display()
             );
         }
-        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(p, path)) {
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same_file(p, path)) {
             bail!(
                 "{flag} {} is also given to {other}: each output needs its own file",
                 path.display()

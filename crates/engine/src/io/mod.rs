@@ -12,9 +12,29 @@ pub mod source;
 pub use duration::{parse_duration, parse_signed_duration};
 pub use error::{DurationError, InputError, InputErrorKind, OpenError};
 pub use sink::{
-    create_output, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
+    create_output, format_list, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
 };
 pub use source::{
     open_source, spawn_reader, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader,
     FieldNames, InputFormat, InputSpec, OnError, Progress, SourceMessage,
 };
+
+use std::path::Path;
+
+/// The bundled real data set (NYC flights 2013, keyed by destination, departure delay in
+/// minutes; `data/README.md`), found from the engine crate's source folder: the default input
+/// of `windowctl run` and `windowctl dstream`.
+pub const BUNDLED_DATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../data/nycflights13_dest.csv.gz"
+);
+
+/// Whether `a` and `b` name the same file: their canonical paths where both exist, else the
+/// paths as given. Guards an output from overwriting an input.
+#[must_use]
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}

@@ -93,6 +93,26 @@ pub fn format_number(v: f64) -> String {
     s
 }
 
+/// Formats a list of numbers as `windowctl` prints lists: `[a;b;c]`, each as
+/// [`format_number`] formats it.
+///
+/// # Examples
+/// ```
+/// assert_eq!(engine::io::format_list(&[1.0, 2.5]), "[1;2.5]");
+/// assert_eq!(engine::io::format_list(&[]), "[]");
+/// ```
+pub fn format_list(values: &[f64]) -> String {
+    let mut s = String::from("[");
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            s.push(';');
+        }
+        push_number(&mut s, *v);
+    }
+    s.push(']');
+    s
+}
+
 /// Appends `v` to `out` as [`format_number`] formats it.
 fn push_number(out: &mut String, v: f64) {
     use std::fmt::Write as _;
