@@ -271,6 +271,9 @@ fn jsonl_variants() {
 {"event_time_ms": "-5", "key": 42, "value": "2.5", "extra": [1, 2]}
    
 {"value": 1e3, "key": 1.5, "event_time_ms": 0}
+{"event_time_ms": 1, "key": 12345678901234567890123, "value": 1}
+{"event_time_ms": 2, "key": 12345678901234567890124, "value": 1}
+{"event_time_ms": 3, "key": 1.50, "value": 1}
 "#;
     let events: Vec<Event> = read_all(text, InputFormat::Jsonl)
         .into_iter()
@@ -282,6 +285,10 @@ fn jsonl_variants() {
             ev(1_357_035_300_000, "N14228", 2.0),
             ev(-5, "42", 2.5),
             ev(0, "1.5", 1000.0),
+            // A number key keeps its text: two keys beyond f64 precision stay two keys.
+            ev(1, "12345678901234567890123", 1.0),
+            ev(2, "12345678901234567890124", 1.0),
+            ev(3, "1.50", 1.0),
         ]
     );
 }

@@ -659,7 +659,7 @@ fn element_errors_name_the_right_field_and_reject_fractional_gaps() {
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(
-        err.contains(":2: field 'value'") && err.contains("whole number of ms"),
+        err.contains(":2: field 'value'") && err.contains("value 1.5 is not a positive whole"),
         "{err}"
     );
     let p = write_temp(

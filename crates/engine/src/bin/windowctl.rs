@@ -15,10 +15,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use engine::assigners::{AssignerError, TimeDomain};
 use engine::io::{
-    create_output, open_source, parse_duration, same_file, spawn_reader, DeadLetterWriter,
-    ErrorPolicy, Event, EventReader, FieldNames, InputError, InputErrorKind, InputFormat,
-    InputSpec, LateWriter, OnError, OutputFormat, ResultRecord, ResultWriter, SourceMessage,
-    BUNDLED_DATA,
+    create_output, format_number, open_source, parse_duration, same_file, spawn_reader,
+    DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames, InputError, InputErrorKind,
+    InputFormat, InputSpec, LateWriter, OnError, OutputFormat, ResultRecord, ResultWriter,
+    SourceMessage, BUNDLED_DATA,
 };
 use engine::job::{
     EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, Strategy, TriggerSpec,
@@ -695,16 +695,24 @@ fn drive(
                             source_name: input.name.clone(),
                             line: e_line,
                             field: Some(field.clone()),
-                            message: format!(
-                                "element ({timestamp}, value {value}) rejected by the window assigner: {err}"
-                            ),
+                            message: match err {
+                                // The gap is the value read as ms (0 when it is not whole).
+                                AssignerError::InvalidDynamicGap { .. } => format!(
+                                    "value {} is not a positive whole number of ms, which --window session:value needs as the session gap",
+                                    format_number(value)
+                                ),
+                                _ => format!(
+                                    "element ({timestamp}, value {}) rejected by the window assigner: {err}",
+                                    format_number(value)
+                                ),
+                            },
                             raw: format!("{timestamp},{},{value}", key_copy.unwrap_or_default()),
                             kind: InputErrorKind::InvalidValue,
                         };
                         policy.handle(input_error).map_err(|e| anyhow!("{e}"))?;
                     }
                     Err(e @ OperatorError::TooManyWindowStates { .. }) => {
-                        bail!("{e} (--max-window-states): use --strategy sliced or keywindow, or raise the limit")
+                        bail!("{e} (--max-window-states): use --strategy sliced:changes or keywindow (results only where they change; --strategy sliced keeps few states but still writes every window), or raise the limit")
                     }
                     Err(e) => return Err(anyhow!("{e}")),
                 }
