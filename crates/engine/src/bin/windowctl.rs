@@ -577,15 +577,18 @@ struct Input {
 
 /// Waits up to `wait` for a message from any live input; `None` on timeout.
 fn next_message(inputs: &[Input], wait: Duration) -> Option<(usize, SourceMessage)> {
-    let live: Vec<usize> = (0..inputs.len()).filter(|&i| !inputs[i].done).collect();
+    let is_live = |&i: &usize| !inputs[i].done;
     let finished = |i: usize| (i, SourceMessage::End);
-    if let [only] = live.as_slice() {
-        return match inputs[*only].rx.recv_timeout(wait) {
-            Ok(m) => Some((*only, m)),
+    // One live input (the common case, called per event): receive from it, allocating nothing.
+    let mut live_inputs = (0..inputs.len()).filter(is_live);
+    if let (Some(only), None) = (live_inputs.next(), live_inputs.next()) {
+        return match inputs[only].rx.recv_timeout(wait) {
+            Ok(m) => Some((only, m)),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(finished(*only)),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(finished(only)),
         };
     }
+    let live: Vec<usize> = (0..inputs.len()).filter(is_live).collect();
     let mut select = crossbeam_channel::Select::new();
     for &i in &live {
         select.recv(&inputs[i].rx);

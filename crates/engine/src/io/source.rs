@@ -608,22 +608,19 @@ impl EventReader {
         &mut self,
         record: &csv::ByteRecord,
     ) -> Result<Option<Event>, InputError> {
-        let mut fields = Vec::with_capacity(record.len());
-        for raw in record.iter() {
-            match std::str::from_utf8(raw) {
-                Ok(s) => fields.push(s),
-                Err(_) => {
-                    return Err(self.error(
-                        InputErrorKind::Malformed,
-                        None,
-                        "line is not valid UTF-8".to_owned(),
-                    ))
-                }
-            }
+        if record.iter().any(|raw| std::str::from_utf8(raw).is_err()) {
+            return Err(self.error(
+                InputErrorKind::Malformed,
+                None,
+                "line is not valid UTF-8".to_owned(),
+            ));
         }
+        // Every field is UTF-8 (checked above); rows read three of them, no vector per line.
+        let field = |i: usize| record.get(i).and_then(|raw| std::str::from_utf8(raw).ok());
         let columns = match self.columns {
             Some(columns) => columns,
             None => {
+                let fields: Vec<&str> = (0..record.len()).filter_map(field).collect();
                 let is_header = match self.header_mode {
                     CsvHeader::Required => true,
                     CsvHeader::Detect => fields.iter().any(|f| f.trim() == self.fields.time),
@@ -643,16 +640,20 @@ impl EventReader {
                 columns
             }
         };
-        if fields.len() != columns.count {
+        if record.len() != columns.count {
             return Err(self.error(
                 InputErrorKind::Malformed,
                 None,
-                format!("expected {} fields, found {}", columns.count, fields.len()),
+                format!("expected {} fields, found {}", columns.count, record.len()),
             ));
         }
-        let timestamp = parse_timestamp_text(fields[columns.time])
+        let (time, key, value) = (
+            field(columns.time).unwrap_or_default(),
+            field(columns.key).unwrap_or_default(),
+            field(columns.value).unwrap_or_default(),
+        );
+        let timestamp = parse_timestamp_text(time)
             .map_err(|(kind, msg)| self.error(kind, Some(&self.fields.time), msg))?;
-        let key = fields[columns.key];
         if key.is_empty() {
             return Err(self.error(
                 InputErrorKind::MissingField,
@@ -660,7 +661,7 @@ impl EventReader {
                 "missing (empty)".to_owned(),
             ));
         }
-        let value = parse_value_text(fields[columns.value])
+        let value = parse_value_text(value)
             .map_err(|(kind, msg)| self.error(kind, Some(&self.fields.value), msg))?;
         Ok(Some(Event {
             timestamp,
