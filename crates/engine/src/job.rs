@@ -1011,7 +1011,7 @@ impl JobOperator {
             .map_err(|e| syntax(what, spec.strategy.name(), e.to_string()))?;
         // ... but sliced windows emitting every window still write size / slide results per
         // element: the same cap as the native operator's, before the output runs away.
-        let per_element = size / slide + i64::from(size % slide != 0);
+        let per_element = window_assigners::windows_per_element(size, slide);
         if spec.strategy == Strategy::Sliced(EmitMode::AllWindows)
             && per_element > window_assigners::MAX_WINDOWS_PER_ELEMENT
         {

@@ -36,6 +36,19 @@ use window_triggers::AnyTrigger;
 /// (the cap Flink's FLINK-37512 proposes).
 pub const MAX_WINDOWS_PER_ELEMENT: i64 = 10_000_000;
 
+/// How many sliding windows of `size` ms every `slide` ms hold one element: `ceil(size /
+/// slide)` (both positive).
+///
+/// # Examples
+/// ```
+/// assert_eq!(window_assigners::windows_per_element(10, 5), 2);
+/// assert_eq!(window_assigners::windows_per_element(10, 3), 4);
+/// ```
+#[must_use]
+pub fn windows_per_element(size: i64, slide: i64) -> i64 {
+    size / slide + i64::from(size % slide != 0)
+}
+
 /// Errors of this crate.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -137,7 +137,7 @@ impl SlidingWindows {
                 bound: slide,
             });
         }
-        let per_element = size / slide + i64::from(size % slide != 0);
+        let per_element = crate::windows_per_element(size, slide);
         if per_element > MAX_WINDOWS_PER_ELEMENT {
             return Err(AssignerError::TooManyWindows {
                 size,
