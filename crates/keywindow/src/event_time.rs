@@ -129,6 +129,7 @@ where
 
     /// Buffers an element; returns it back as late when `timestamp + allowed_lateness <=
     /// watermark`.
+    #[inline]
     pub fn process_element(
         &mut self,
         key: K,
@@ -157,15 +158,36 @@ where
     /// Advances the watermark (ignored unless later than the current one): releases buffered
     /// elements up to `watermark - allowed_lateness` in event-time order (stable for equal
     /// timestamps) and fires the windows that time reached.
+    #[inline]
     pub fn process_watermark<O>(&mut self, watermark: Timestamp, out: &mut O)
     where
         O: KeyWindowOutput<K, P::Out>,
     {
-        if watermark <= self.watermark {
-            return;
+        if watermark > self.watermark {
+            self.release(watermark, out);
         }
+    }
+
+    /// Takes the later watermark `watermark`: releases what it passed and advances the
+    /// processor's time (see [`EventTime::process_watermark`]).
+    fn release<O>(&mut self, watermark: Timestamp, out: &mut O)
+    where
+        O: KeyWindowOutput<K, P::Out>,
+    {
         self.watermark = watermark;
         let release_to = time::sub(watermark, self.allowed_lateness);
+        if self.buffer.is_empty() {
+            // Every element arrived in order (the common case): release from the front.
+            while self.in_order.front().is_some_and(|e| e.0 <= release_to) {
+                let Some((timestamp, _, key, value)) = self.in_order.pop_front() else {
+                    break;
+                };
+                let r = self.inner.process(key, value, timestamp, out);
+                debug_assert!(r.is_ok(), "released element out of order: {r:?}");
+            }
+            self.inner.advance_time(release_to, out);
+            return;
+        }
         // Merge the two buffers in (time, arrival) order up to `release_to`.
         loop {
             let from_in_order = match (self.in_order.front(), self.buffer.first_key_value()) {

@@ -47,6 +47,33 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
         slot
     }
 
+    /// The slot of `key`, creating its state with `init` if the key is new (the key moves
+    /// into the table; `init` may clone it).
+    #[inline]
+    pub(crate) fn intern_owned(&mut self, key: K, init: impl FnOnce(&K) -> S) -> u32 {
+        if let Some(&slot) = self.ids.get(&key) {
+            return slot;
+        }
+        let state = init(&key);
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(state);
+                s
+            }
+            None => {
+                self.slots.push(Some(state));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 live keys")
+            }
+        };
+        self.ids.insert(key, slot);
+        slot
+    }
+
+    /// The slot of `key`, if held.
+    pub(crate) fn slot_of(&self, key: &K) -> Option<u32> {
+        self.ids.get(key).copied()
+    }
+
     pub(crate) fn get(&self, slot: u32) -> Option<&S> {
         self.slots.get(slot as usize).and_then(Option::as_ref)
     }

@@ -131,13 +131,14 @@ impl<A: Clone> TwoStacks<A> {
     }
 }
 
+/// A key's state, but for its open slice: that one every element touches, so it lives apart in
+/// a dense array of its own (`SlicedWindows::open`), and folding an element touches one small
+/// entry instead of the whole state.
 #[derive(Debug)]
 struct SliceKey<K, A> {
     key: K,
     /// Closed slices (no allocation while there are none).
     closed: TwoStacks<A>,
-    /// The newest slice, still taking elements: (start, partial aggregate).
-    open: Option<(i64, A)>,
     /// All windows: the next window (start) this key fires, if any.
     next: Option<i64>,
     /// Changes: the firing round this key last fired in (a key fires once per round).
@@ -146,8 +147,9 @@ struct SliceKey<K, A> {
 }
 
 impl<K, A: Clone> SliceKey<K, A> {
-    fn is_idle(&self) -> bool {
-        self.open.is_none() && self.closed_len() == 0 && self.next.is_none()
+    /// No slice, open (`open`) or closed, and no window to fire.
+    fn is_idle(&self, open: &Option<(i64, A)>) -> bool {
+        open.is_none() && self.closed_len() == 0 && self.next.is_none()
     }
 
     fn closed_len(&self) -> usize {
@@ -156,13 +158,18 @@ impl<K, A: Clone> SliceKey<K, A> {
 
     /// Drops the slices that start before `start`; returns how many went.
     #[inline]
-    fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
+    fn evict_before<T, F: AggregateFunction<T, Acc = A>>(
+        &mut self,
+        open: &mut Option<(i64, A)>,
+        f: &F,
+        start: i64,
+    ) -> usize {
         let mut evicted = 0;
         if self.closed.len() > 0 {
             evicted = self.closed.evict_before(f, start);
         }
-        if self.open.as_ref().is_some_and(|o| o.0 < start) {
-            self.open = None;
+        if open.as_ref().is_some_and(|o| o.0 < start) {
+            *open = None;
             evicted += 1;
         }
         evicted
@@ -170,8 +177,12 @@ impl<K, A: Clone> SliceKey<K, A> {
 
     /// The aggregate of every slice held, `None` if there is none.
     #[inline]
-    fn aggregate<T, F: AggregateFunction<T, Acc = A>>(&self, f: &F) -> Option<F::Out> {
-        match (self.closed.len(), &self.open) {
+    fn aggregate<T, F: AggregateFunction<T, Acc = A>>(
+        &self,
+        open: &Option<(i64, A)>,
+        f: &F,
+    ) -> Option<F::Out> {
+        match (self.closed.len(), open) {
             (0, None) => None,
             (0, Some((_, open))) => Some(f.get_result(open)),
             (_, open) => {
@@ -185,9 +196,8 @@ impl<K, A: Clone> SliceKey<K, A> {
         }
     }
 
-    fn newest_start(&self) -> Option<i64> {
-        self.open
-            .as_ref()
+    fn newest_start(&self, open: &Option<(i64, A)>) -> Option<i64> {
+        open.as_ref()
             .map(|o| o.0)
             .or_else(|| self.closed.newest_start())
     }
@@ -287,6 +297,8 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     function: F,
     emit: EmitMode,
     keys: KeySlots<K, SliceKey<K, F::Acc>>,
+    /// Each key's open slice, by key slot: (start, partial aggregate), `None` without one.
+    open: Vec<Option<(i64, F::Acc)>>,
     /// All windows: firings by window index, (key slot, window start). A key has one live
     /// entry, the one matching its `next`; entries that no longer match are stale and skipped,
     /// so moving a key's firing is a push, with no delete and no dedup set.
@@ -310,8 +322,11 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     idle: Vec<u32>,
     /// Facts of the slice holding the latest element, valid for every time in it.
     facts: Option<SliceFacts>,
-    /// Elements of that slice not yet folded into their keys' state: (key slot, element).
-    batch: Vec<(u32, T)>,
+    /// Elements of that slice not yet folded into their keys' state: (key, element). Keys are
+    /// looked up when the batch is folded, in one tight loop (see `fold_batch`).
+    batch: Vec<(K, T)>,
+    /// The batched keys' slots, while the batch is folded (kept for its capacity).
+    batch_slots: Vec<u32>,
     /// Fold the batch once it holds this many elements ([`BATCH_LIMIT`] unless a test set it).
     batch_limit: usize,
     time: Timestamp,
@@ -356,6 +371,7 @@ where
             function,
             emit,
             keys: KeySlots::new(),
+            open: Vec::new(),
             // A key's next window is at most size / slide + 1 windows past the one firing.
             fire: FireSchedule::new(
                 (geometry.size() / geometry.slide())
@@ -372,6 +388,7 @@ where
             idle: Vec::new(),
             facts: None,
             batch: Vec::new(),
+            batch_slots: Vec::new(),
             batch_limit: BATCH_LIMIT,
             time: Timestamp::MIN,
             live_slices: 0,
@@ -398,11 +415,21 @@ where
     /// Keys currently holding slices or batched elements (keys without either may still be
     /// remembered for a while, see `forget_idle_keys`). Counts by a scan of the key table.
     pub fn live_keys(&self) -> usize {
-        let batched = |slot: u32| self.batch.iter().any(|(s, _)| *s == slot);
-        self.keys
-            .slots()
-            .filter(|(slot, state)| !state.is_idle() || batched(*slot))
-            .count()
+        let idle = |slot: u32| {
+            self.keys
+                .get(slot)
+                .is_none_or(|s| s.is_idle(&self.open[slot as usize]))
+        };
+        let live = self.keys.slots().filter(|(slot, _)| !idle(*slot)).count();
+        // Batched keys without state, or idle, count too (each once).
+        let mut batched: Vec<&K> = Vec::new();
+        for (key, _) in &self.batch {
+            let idle = self.keys.slot_of(key).is_none_or(idle);
+            if idle && !batched.contains(&key) {
+                batched.push(key);
+            }
+        }
+        live + batched.len()
     }
 
     /// The current time.
@@ -428,6 +455,7 @@ where
     ///
     /// # Errors
     /// [`KeyWindowError::OutOfOrder`] if `time` is before the current time (nothing changes).
+    #[inline]
     pub fn process<O>(
         &mut self,
         key: K,
@@ -448,13 +476,7 @@ where
         self.time = time;
         let facts = match self.facts {
             Some(f) if f.holds(time) => f,
-            _ => {
-                // A new slice: fold the elements of the last one first.
-                self.fold_batch();
-                let f = SliceFacts::of(&self.geometry, self.slice_offset, self.slice, time);
-                self.facts = Some(f);
-                f
-            }
+            _ => self.start_slice(time),
         };
         if facts.in_gap {
             // In a gap between windows (slide > size): in no window, as in Flink.
@@ -462,8 +484,7 @@ where
             return Ok(());
         }
         self.metrics.elements += 1;
-        let slot = self.intern(&key);
-        self.batch.push((slot, value));
+        self.batch.push((key, value));
         // The slice's first window must fire on time, whether its elements are still batched
         // or already folded (then its key is in the slice log or the schedule).
         self.wake = self.wake.min(facts.left_fire);
@@ -475,6 +496,16 @@ where
         Ok(())
     }
 
+    /// The element at `time` is the first of its slice: folds the elements of the last one and
+    /// computes the new slice's facts.
+    #[inline(never)]
+    fn start_slice(&mut self, time: Timestamp) -> SliceFacts {
+        self.fold_batch();
+        let f = SliceFacts::of(&self.geometry, self.slice_offset, self.slice, time);
+        self.facts = Some(f);
+        f
+    }
+
     /// Folds the batched elements of the current slice into their keys' state.
     ///
     /// Elements are batched, up to [`BATCH_LIMIT`], not folded one by one, because each fold
@@ -483,6 +514,7 @@ where
     /// in turn. Folding waits at most until the first window holding the slice fires (windows
     /// due earlier do not hold it), and happens before any window fires, so no key with
     /// batched elements is released under them.
+    #[inline(never)]
     fn fold_batch(&mut self) {
         if self.batch.is_empty() {
             return;
@@ -491,38 +523,45 @@ where
             return;
         };
         let mut batch = std::mem::take(&mut self.batch);
-        for (slot, value) in batch.drain(..) {
+        let mut slots = std::mem::take(&mut self.batch_slots);
+        slots.clear();
+        for (key, _) in &batch {
+            slots.push(self.intern(key.clone()));
+        }
+        for ((_, value), &slot) in batch.drain(..).zip(&slots) {
             self.fold(slot, value, &facts);
         }
         self.batch = batch;
+        self.batch_slots = slots;
     }
 
     /// Adds one element of the slice `facts` to the state of the key in `slot`.
     #[inline]
     fn fold(&mut self, slot: u32, value: T, facts: &SliceFacts) {
-        let Some(state) = self.keys.get_mut(slot) else {
-            debug_assert!(false, "batched element of a released key");
-            return;
-        };
-        match state.open.as_mut() {
+        let open = &mut self.open[slot as usize];
+        match open.as_mut() {
             Some((start, acc)) if *start == facts.start => {
                 self.function.add(acc, &value);
                 return;
             }
             _ => {}
         }
+        let Some(state) = self.keys.get_mut(slot) else {
+            debug_assert!(false, "batched element of a released key");
+            return;
+        };
         // The key's first element in this slice.
         self.metrics.native_windows += count_new_windows(
             &mut state.native_covered,
             facts.left_index,
             facts.last_index,
         );
-        if let Some((start, acc)) = state.open.take() {
+        if let Some((start, acc)) = open.take() {
             state.closed.push(&self.function, start, acc);
         }
         let mut acc = self.function.create_accumulator();
         self.function.add(&mut acc, &value);
-        state.open = Some((facts.start, acc));
+        *open = Some((facts.start, acc));
         self.live_slices += 1;
         self.metrics.key_windows_created += 1;
         match self.emit {
@@ -541,14 +580,25 @@ where
 
     /// Moves time to `time` (ms; never back): fires every window whose max timestamp is
     /// `<= time`, in time order.
+    #[inline]
     pub fn advance_time<O>(&mut self, time: Timestamp, out: &mut O)
     where
         O: KeyWindowOutput<K, F::Out>,
     {
         self.time = self.time.max(time);
-        if time < self.wake {
-            return; // nothing due yet: the common case, one comparison per element
+        if time >= self.wake {
+            self.fire_due(time, out);
         }
+        // Else nothing is due yet: the common case, one comparison per element (inlined; the
+        // firing is not, so the caller stays small).
+    }
+
+    /// Fires what is due at `time` (at or after the wake time).
+    #[inline(never)]
+    fn fire_due<O>(&mut self, time: Timestamp, out: &mut O)
+    where
+        O: KeyWindowOutput<K, F::Out>,
+    {
         if time >= self.due_until || time < self.due_until_from {
             (self.due_index, self.due_until) = self.geometry.due_index(time);
             self.due_until_from = time;
@@ -573,6 +623,7 @@ where
             // The end of time: every window has fired. A slice within a slide of i64::MAX can
             // have no window after it to leave in; forget whatever remains.
             self.keys = KeySlots::new();
+            self.open = Vec::new();
             self.idle.clear();
             self.log = SliceLog::default();
             self.fire = FireSchedule::new(1);
@@ -592,7 +643,8 @@ where
         let mut idle = std::mem::take(&mut self.idle);
         for slot in idle.drain(..) {
             // Still idle (not back since), and not forgotten already (a key may be listed twice).
-            if self.keys.get(slot).is_some_and(SliceKey::is_idle) {
+            let open = &self.open[slot as usize];
+            if self.keys.get(slot).is_some_and(|s| s.is_idle(open)) {
                 self.keys.release_with(slot, |s| &s.key);
             }
         }
@@ -675,10 +727,11 @@ where
             return;
         }
         state.round = self.round;
-        self.live_slices -= state.evict_before(f, start);
+        let open = &mut self.open[slot as usize];
+        self.live_slices -= state.evict_before(open, f, start);
         let window = self.geometry.window(start);
         self.metrics.results_emitted += 1;
-        match state.aggregate(f) {
+        match state.aggregate(open, f) {
             Some(r) => out.result(&state.key, window, KeyWindowResult::Value(r)),
             None => {
                 self.metrics.empty_results += 1;
@@ -697,15 +750,16 @@ where
         let Some(state) = self.keys.get_mut(slot) else {
             return;
         };
+        let open = &mut self.open[slot as usize];
         // Drop the slices that left: those before the window's start.
-        self.live_slices -= state.evict_before(f, start);
+        self.live_slices -= state.evict_before(open, f, start);
         let window = g.window(start);
         // The next window holds a slice iff the newest slice is still in it (there is no next
         // window past the end of time).
         state.next = start
             .checked_add(g.slide())
-            .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
-        if let Some(r) = state.aggregate(f) {
+            .filter(|next| state.newest_start(open).is_some_and(|n| n >= *next));
+        if let Some(r) = state.aggregate(open, f) {
             self.metrics.results_emitted += 1;
             out.result(&state.key, window, KeyWindowResult::Value(r));
         }
@@ -718,24 +772,29 @@ where
             self.fire.push(next_index, (slot, n));
         } else {
             // No later window holds any of the remaining slices: drop them.
-            self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
+            self.live_slices -= state.closed_len() + usize::from(open.is_some());
             state.closed = TwoStacks::new();
-            state.open = None;
+            *open = None;
         }
-        if state.is_idle() {
+        if state.is_idle(open) {
             self.idle.push(slot);
         }
     }
 
-    fn intern(&mut self, key: &K) -> u32 {
-        self.keys.intern(key, || SliceKey {
+    #[inline]
+    fn intern(&mut self, key: K) -> u32 {
+        let slot = self.keys.intern_owned(key, |key| SliceKey {
             key: key.clone(),
             closed: TwoStacks::new(),
-            open: None,
             next: None,
             round: 0,
             native_covered: None,
-        })
+        });
+        // A new slot is the next one; a reused slot's open slice went with its key.
+        if slot as usize == self.open.len() {
+            self.open.push(None);
+        }
+        slot
     }
 }
 
@@ -746,6 +805,7 @@ where
 {
     type Out = F::Out;
 
+    #[inline]
     fn process<O: KeyWindowOutput<K, F::Out>>(
         &mut self,
         key: K,
@@ -756,6 +816,7 @@ where
         SlicedWindows::process(self, key, value, time, out)
     }
 
+    #[inline]
     fn advance_time<O: KeyWindowOutput<K, F::Out>>(&mut self, time: Timestamp, out: &mut O) {
         SlicedWindows::advance_time(self, time, out);
     }
