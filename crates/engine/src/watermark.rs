@@ -43,6 +43,7 @@ impl BoundedOutOfOrderness {
     }
 
     /// Observes an element's timestamp.
+    #[inline]
     pub fn on_event(&mut self, timestamp: Timestamp) {
         self.max_timestamp = Some(self.max_timestamp.map_or(timestamp, |m| m.max(timestamp)));
     }
@@ -50,6 +51,7 @@ impl BoundedOutOfOrderness {
     /// The current watermark: `i64::MIN` before any element, else `max - delay - 1`
     /// (saturating).
     #[must_use]
+    #[inline]
     pub fn current(&self) -> Timestamp {
         match self.max_timestamp {
             None => MIN_WATERMARK,

@@ -26,6 +26,7 @@ pub const MAX_WATERMARK: Timestamp = i64::MAX;
 /// assert_eq!(add(i64::MAX - 1, 10), i64::MAX);
 /// ```
 #[must_use]
+#[inline]
 pub fn add(t: Timestamp, d: i64) -> Timestamp {
     t.saturating_add(d)
 }
@@ -38,6 +39,7 @@ pub fn add(t: Timestamp, d: i64) -> Timestamp {
 /// assert_eq!(sub(i64::MIN + 1, 10), i64::MIN);
 /// ```
 #[must_use]
+#[inline]
 pub fn sub(t: Timestamp, d: i64) -> Timestamp {
     t.saturating_sub(d)
 }
