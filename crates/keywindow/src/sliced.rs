@@ -131,25 +131,27 @@ impl<A: Clone> TwoStacks<A> {
     }
 }
 
-/// A key's state, but for its open slice: that one every element touches, so it lives apart in
-/// a dense array of its own (`SlicedWindows::open`), and folding an element touches one small
-/// entry instead of the whole state.
+/// A key's state. `repr(C)` keeps the field order: the open slice, which every element and
+/// every firing touches, comes first, with the key and the firing round next to it.
 #[derive(Debug)]
+#[repr(C)]
 struct SliceKey<K, A> {
+    /// The newest slice, still taking elements: (start, partial aggregate).
+    open: Option<(i64, A)>,
+    /// Changes: the firing round this key last fired in (a key fires once per round).
+    round: u64,
     key: K,
     /// Closed slices (no allocation while there are none).
     closed: TwoStacks<A>,
     /// All windows: the next window (start) this key fires, if any.
     next: Option<i64>,
-    /// Changes: the firing round this key last fired in (a key fires once per round).
-    round: u64,
     native_covered: Option<i64>,
 }
 
 impl<K, A: Clone> SliceKey<K, A> {
-    /// No slice, open (`open`) or closed, and no window to fire.
-    fn is_idle(&self, open: &Option<(i64, A)>) -> bool {
-        open.is_none() && self.closed_len() == 0 && self.next.is_none()
+    /// No slice, open or closed, and no window to fire.
+    fn is_idle(&self) -> bool {
+        self.open.is_none() && self.closed_len() == 0 && self.next.is_none()
     }
 
     fn closed_len(&self) -> usize {
@@ -158,18 +160,13 @@ impl<K, A: Clone> SliceKey<K, A> {
 
     /// Drops the slices that start before `start`; returns how many went.
     #[inline]
-    fn evict_before<T, F: AggregateFunction<T, Acc = A>>(
-        &mut self,
-        open: &mut Option<(i64, A)>,
-        f: &F,
-        start: i64,
-    ) -> usize {
+    fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
         let mut evicted = 0;
         if self.closed.len() > 0 {
             evicted = self.closed.evict_before(f, start);
         }
-        if open.as_ref().is_some_and(|o| o.0 < start) {
-            *open = None;
+        if self.open.as_ref().is_some_and(|o| o.0 < start) {
+            self.open = None;
             evicted += 1;
         }
         evicted
@@ -177,12 +174,8 @@ impl<K, A: Clone> SliceKey<K, A> {
 
     /// The aggregate of every slice held, `None` if there is none.
     #[inline]
-    fn aggregate<T, F: AggregateFunction<T, Acc = A>>(
-        &self,
-        open: &Option<(i64, A)>,
-        f: &F,
-    ) -> Option<F::Out> {
-        match (self.closed.len(), open) {
+    fn aggregate<T, F: AggregateFunction<T, Acc = A>>(&self, f: &F) -> Option<F::Out> {
+        match (self.closed.len(), &self.open) {
             (0, None) => None,
             (0, Some((_, open))) => Some(f.get_result(open)),
             (_, open) => {
@@ -196,8 +189,9 @@ impl<K, A: Clone> SliceKey<K, A> {
         }
     }
 
-    fn newest_start(&self, open: &Option<(i64, A)>) -> Option<i64> {
-        open.as_ref()
+    fn newest_start(&self) -> Option<i64> {
+        self.open
+            .as_ref()
             .map(|o| o.0)
             .or_else(|| self.closed.newest_start())
     }
@@ -297,8 +291,6 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     function: F,
     emit: EmitMode,
     keys: KeySlots<K, SliceKey<K, F::Acc>>,
-    /// Each key's open slice, by key slot: (start, partial aggregate), `None` without one.
-    open: Vec<Option<(i64, F::Acc)>>,
     /// All windows: firings by window index, (key slot, window start). A key has one live
     /// entry, the one matching its `next`; entries that no longer match are stale and skipped,
     /// so moving a key's firing is a push, with no delete and no dedup set.
@@ -371,7 +363,6 @@ where
             function,
             emit,
             keys: KeySlots::new(),
-            open: Vec::new(),
             // A key's next window is at most size / slide + 1 windows past the one firing.
             fire: FireSchedule::new(
                 (geometry.size() / geometry.slide())
@@ -415,11 +406,7 @@ where
     /// Keys currently holding slices or batched elements (keys without either may still be
     /// remembered for a while, see `forget_idle_keys`). Counts by a scan of the key table.
     pub fn live_keys(&self) -> usize {
-        let idle = |slot: u32| {
-            self.keys
-                .get(slot)
-                .is_none_or(|s| s.is_idle(&self.open[slot as usize]))
-        };
+        let idle = |slot: u32| self.keys.get(slot).is_none_or(SliceKey::is_idle);
         let live = self.keys.slots().filter(|(slot, _)| !idle(*slot)).count();
         // Batched keys without state, or idle, count too (each once).
         let mut batched: Vec<&K> = Vec::new();
@@ -542,30 +529,29 @@ where
     /// Adds one element of the slice `facts` to the state of the key in `slot`.
     #[inline]
     fn fold(&mut self, slot: u32, value: T, facts: &SliceFacts) {
-        let open = &mut self.open[slot as usize];
-        match open.as_mut() {
+        let Some(state) = self.keys.get_mut(slot) else {
+            debug_assert!(false, "batched element of a released key");
+            return;
+        };
+        match state.open.as_mut() {
             Some((start, acc)) if *start == facts.start => {
                 self.function.add(acc, &value);
                 return;
             }
             _ => {}
         }
-        let Some(state) = self.keys.get_mut(slot) else {
-            debug_assert!(false, "batched element of a released key");
-            return;
-        };
         // The key's first element in this slice.
         self.metrics.native_windows += count_new_windows(
             &mut state.native_covered,
             facts.left_index,
             facts.last_index,
         );
-        if let Some((start, acc)) = open.take() {
+        if let Some((start, acc)) = state.open.take() {
             state.closed.push(&self.function, start, acc);
         }
         let mut acc = self.function.create_accumulator();
         self.function.add(&mut acc, &value);
-        *open = Some((facts.start, acc));
+        state.open = Some((facts.start, acc));
         self.live_slices += 1;
         self.metrics.key_windows_created += 1;
         match self.emit {
@@ -627,7 +613,6 @@ where
             // The end of time: every window has fired. A slice within a slide of i64::MAX can
             // have no window after it to leave in; forget whatever remains.
             self.keys = KeySlots::new();
-            self.open = Vec::new();
             self.idle.clear();
             self.log = SliceLog::default();
             self.fire = FireSchedule::new(1);
@@ -647,8 +632,7 @@ where
         let mut idle = std::mem::take(&mut self.idle);
         for slot in idle.drain(..) {
             // Still idle (not back since), and not forgotten already (a key may be listed twice).
-            let open = &self.open[slot as usize];
-            if self.keys.get(slot).is_some_and(|s| s.is_idle(open)) {
+            if self.keys.get(slot).is_some_and(SliceKey::is_idle) {
                 self.keys.release_with(slot, |s| &s.key);
             }
         }
@@ -731,11 +715,10 @@ where
             return;
         }
         state.round = self.round;
-        let open = &mut self.open[slot as usize];
-        self.live_slices -= state.evict_before(open, f, start);
+        self.live_slices -= state.evict_before(f, start);
         let window = self.geometry.window(start);
         self.metrics.results_emitted += 1;
-        match state.aggregate(open, f) {
+        match state.aggregate(f) {
             Some(r) => out.result(&state.key, window, KeyWindowResult::Value(r)),
             None => {
                 self.metrics.empty_results += 1;
@@ -754,16 +737,15 @@ where
         let Some(state) = self.keys.get_mut(slot) else {
             return;
         };
-        let open = &mut self.open[slot as usize];
         // Drop the slices that left: those before the window's start.
-        self.live_slices -= state.evict_before(open, f, start);
+        self.live_slices -= state.evict_before(f, start);
         let window = g.window(start);
         // The next window holds a slice iff the newest slice is still in it (there is no next
         // window past the end of time).
         state.next = start
             .checked_add(g.slide())
-            .filter(|next| state.newest_start(open).is_some_and(|n| n >= *next));
-        if let Some(r) = state.aggregate(open, f) {
+            .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
+        if let Some(r) = state.aggregate(f) {
             self.metrics.results_emitted += 1;
             out.result(&state.key, window, KeyWindowResult::Value(r));
         }
@@ -776,29 +758,25 @@ where
             self.fire.push(next_index, (slot, n));
         } else {
             // No later window holds any of the remaining slices: drop them.
-            self.live_slices -= state.closed_len() + usize::from(open.is_some());
+            self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
             state.closed = TwoStacks::new();
-            *open = None;
+            state.open = None;
         }
-        if state.is_idle(open) {
+        if state.is_idle() {
             self.idle.push(slot);
         }
     }
 
     #[inline]
     fn intern(&mut self, key: K) -> u32 {
-        let slot = self.keys.intern_owned(key, |key| SliceKey {
+        self.keys.intern_owned(key, |key| SliceKey {
+            open: None,
+            round: 0,
             key: key.clone(),
             closed: TwoStacks::new(),
             next: None,
-            round: 0,
             native_covered: None,
-        });
-        // A new slot is the next one; a reused slot's open slice went with its key.
-        if slot as usize == self.open.len() {
-            self.open.push(None);
-        }
-        slot
+        })
     }
 }
 
