@@ -11,8 +11,8 @@
 //! back part keeps a running aggregate. Evicting the oldest slice and querying the aggregate of
 //! all slices are amortised O(1) `merge`s, whatever `size / slide` is.
 //!
-//! Per element the work is a hash probe for the key and an `add` into a batch; batches are folded
-//! into the keys' state in a tight loop before any window fires. Firing follows a schedule by
+//! Per element the work is a push into a batch; a batch is folded before any window fires, in two
+//! tight loops: a hash probe per key, then an `add` per element into its key's open slice. Firing follows a schedule by
 //! window index (all windows) or a time-ordered log of slices with enter and leave cursors
 //! (changes). `docs/sliced.md` explains the choices and what each one measured.
 //!
