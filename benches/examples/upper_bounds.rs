@@ -608,9 +608,17 @@ mod tests {
             let engine = run_sliced_changes(&spec, &events);
             assert!(engine.0 > 1_000, "r = {r}: {engine:?}");
             assert_eq!(run_bare(PerKey::new(grid), &events), engine, "r = {r}");
-            assert_eq!(run_behind_harness(PerKey::new(grid), &events), engine, "r = {r}");
+            assert_eq!(
+                run_behind_harness(PerKey::new(grid), &events),
+                engine,
+                "r = {r}"
+            );
             assert_eq!(run_bare(SliceTables::new(grid), &events), engine, "r = {r}");
-            assert_eq!(run_behind_harness(SliceTables::new(grid), &events), engine, "r = {r}");
+            assert_eq!(
+                run_behind_harness(SliceTables::new(grid), &events),
+                engine,
+                "r = {r}"
+            );
         }
     }
 }

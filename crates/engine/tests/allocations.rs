@@ -116,12 +116,43 @@ fn the_operator_and_sliced_windows_do_not_allocate_per_element() {
         });
         (allocs, n as u64)
     };
+    // String keys, as windowctl's jobs use: the key moves in with the element and may be cloned
+    // only for a new entry (the inputs are built before counting starts).
+    let sliced_strings = |emit| {
+        let g = SlidingGeometry::new(1_000, 10, 0).unwrap();
+        let mut s = SlicedWindows::new(g, NumericAggregate::Sum, emit);
+        let mut out = Count(0);
+        let named = |from, n| {
+            stream(from, n)
+                .map(|(t, k, v)| (t, format!("key-{k}"), v))
+                .collect::<Vec<_>>()
+        };
+        for (t, k, v) in named(0, 50_000) {
+            s.process(k, v, t, &mut out).unwrap();
+        }
+        let n = 50_000;
+        let input = named(50_000, n);
+        let allocs = allocations(|| {
+            for (t, k, v) in input {
+                s.process(k, v, t, &mut out).unwrap();
+            }
+        });
+        (allocs, n as u64)
+    };
     let mut all = cases;
     all.push((
         "sliced, all windows, 1 s / 10 ms",
         sliced(EmitMode::AllWindows),
     ));
     all.push(("sliced, changes, 1 s / 10 ms", sliced(EmitMode::Changes)));
+    all.push((
+        "sliced, all windows, String keys",
+        sliced_strings(EmitMode::AllWindows),
+    ));
+    all.push((
+        "sliced, changes, String keys",
+        sliced_strings(EmitMode::Changes),
+    ));
     for (name, (allocs, n)) in all {
         eprintln!("{name}: {allocs} allocations over {n} elements");
         assert!(

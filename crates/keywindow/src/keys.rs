@@ -29,6 +29,7 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
     }
 
     /// The slot of `key`, creating its state with `init` if the key is new.
+    #[inline]
     pub(crate) fn intern(&mut self, key: &K, init: impl FnOnce() -> S) -> u32 {
         if let Some(&slot) = self.ids.get(key) {
             return slot;
@@ -44,28 +45,6 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
             }
         };
         self.ids.insert(key.clone(), slot);
-        slot
-    }
-
-    /// The slot of `key`, creating its state with `init` if the key is new (the key moves
-    /// into the table; `init` may clone it).
-    #[inline]
-    pub(crate) fn intern_owned(&mut self, key: K, init: impl FnOnce(&K) -> S) -> u32 {
-        if let Some(&slot) = self.ids.get(&key) {
-            return slot;
-        }
-        let state = init(&key);
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(state);
-                s
-            }
-            None => {
-                self.slots.push(Some(state));
-                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 live keys")
-            }
-        };
-        self.ids.insert(key, slot);
         slot
     }
 

@@ -334,7 +334,7 @@ impl<K, T, F: AggregateFunction<T>> std::fmt::Debug for SlicedWindows<K, T, F> {
             .field("slice", &self.slice)
             .field("emit", &self.emit)
             .field("time", &self.time)
-            .field("live_keys", &self.keys.len())
+            .field("keys_held", &self.keys.len())
             .field("metrics", &self.metrics)
             .finish_non_exhaustive()
     }
@@ -502,9 +502,9 @@ where
     /// Elements are batched, up to [`BATCH_LIMIT`], not folded one by one, because each fold
     /// touches a key's state at a random place in memory: in a tight loop of independent folds
     /// the processor overlaps those cache misses, where one fold per call would wait for each
-    /// in turn. Folding waits at most until the first window holding the slice fires (windows
-    /// due earlier do not hold it), and happens before any window fires, so no key with
-    /// batched elements is released under them.
+    /// in turn; for the same reason the batch's keys are looked up first, all in one loop.
+    /// Folding waits at most until the first window holding the slice fires (windows due
+    /// earlier do not hold it), and happens before any window fires.
     #[inline(never)]
     fn fold_batch(&mut self) {
         if self.batch.is_empty() {
@@ -517,7 +517,7 @@ where
         let mut slots = std::mem::take(&mut self.batch_slots);
         slots.clear();
         for (key, _) in &batch {
-            slots.push(self.intern(key.clone()));
+            slots.push(self.intern(key));
         }
         for ((_, value), &slot) in batch.drain(..).zip(&slots) {
             self.fold(slot, value, &facts);
@@ -627,7 +627,8 @@ where
     /// Forgets the keys that went idle (no slice left) and stayed so. Keys are not forgotten
     /// the moment they go idle: one that comes back soon then finds its entry, and the key table
     /// is spared a remove and an insert. At most about as many idle keys as live ones are kept.
-    /// Only called with an empty batch, so no batched element refers to a forgotten key.
+    /// Only called with an empty batch, so a key with batched elements, about to come back, is
+    /// not forgotten and inserted again.
     fn forget_idle_keys(&mut self) {
         let mut idle = std::mem::take(&mut self.idle);
         for slot in idle.drain(..) {
@@ -768,8 +769,9 @@ where
     }
 
     #[inline]
-    fn intern(&mut self, key: K) -> u32 {
-        self.keys.intern_owned(key, |key| SliceKey {
+    fn intern(&mut self, key: &K) -> u32 {
+        // The key is cloned only for a new entry: no allocation per element for `String` keys.
+        self.keys.intern(key, || SliceKey {
             open: None,
             round: 0,
             key: key.clone(),
