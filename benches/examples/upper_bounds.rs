@@ -477,17 +477,56 @@ fn run_sliced_changes(spec: &SlidingSpec, events: &[GeneratedEvent]) -> (u64, f6
     (tally.results, tally.checksum)
 }
 
-fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
-    std::env::args()
-        .nth(i)
-        .map(|a| a.parse().unwrap_or_else(|_| panic!("argument {i}: {a}")))
-        .unwrap_or(default)
+/// Prints a line of the table; a closed stdout (`| head`) ends the program quietly.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    if writeln!(std::io::stdout(), "{line}").is_err() {
+        std::process::exit(0);
+    }
+}
+
+const USAGE: &str = "usage: upper_bounds [EVENTS (>= 1, default 100000)] [RUNS (>= 1, default 7)] \
+[RATIOS: size/slide values dividing 60000, comma-separated, default 1,2]";
+
+/// The command line: (events, runs, size/slide ratios), or a message naming the bad argument.
+fn parse_args(args: &[String]) -> Result<(usize, usize, Vec<i64>), String> {
+    if args.len() > 3 || args.iter().any(|a| a.starts_with('-')) {
+        return Err(String::new());
+    }
+    let count = |i: usize, name: &str, default: usize| match args.get(i) {
+        None => Ok(default),
+        Some(a) => match a.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("{name} must be a whole number >= 1, got '{a}'")),
+        },
+    };
+    let ratios = match args.get(2) {
+        None => vec![1, 2],
+        Some(list) => list
+            .split(',')
+            .map(|r| match r.trim().parse::<i64>() {
+                Ok(r) if r >= 1 && KEYED_WINDOW_MS % r == 0 => Ok(r),
+                _ => Err(format!(
+                    "ratio '{r}' must be a whole number >= 1 dividing {KEYED_WINDOW_MS} (the window, ms)"
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    Ok((count(0, "EVENTS", 100_000)?, count(1, "RUNS", 7)?, ratios))
 }
 
 fn main() {
-    let events: usize = arg(1, 100_000);
-    let runs: usize = arg(2, 7);
-    let ratios: String = arg(3, "1,2".to_owned());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (events, runs, ratios) = match parse_args(&args) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            if !why.is_empty() {
+                eprintln!("upper_bounds: {why}");
+            }
+            eprintln!("{USAGE}");
+            std::process::exit(2);
+        }
+    };
     let keys = 100_000;
     // The stream of the bench table's "keyed 100k zipf" group.
     let stream = KeyedStream {
@@ -498,13 +537,14 @@ fn main() {
     };
     let events = stream.generate(events);
     let n = events.len() as f64;
-    println!("keyed sliding sum, 100k Zipf keys, window 60 s, {n} events, best of {runs} runs");
-    println!("| r | variant | events/s | of baseline | results |");
-    println!("|---:|---|---:|---:|---:|");
-    for r in ratios
-        .split(',')
-        .map(|r| r.trim().parse::<i64>().expect("ratio"))
-    {
+    say(format_args!(
+        "keyed sliding sum, 100k Zipf keys, window 60 s, {n} events, best of {runs} runs"
+    ));
+    say(format_args!(
+        "| r | variant | events/s | of baseline | results |"
+    ));
+    say(format_args!("|---:|---|---:|---:|---:|"));
+    for r in ratios {
         let spec = SlidingSpec {
             size: KEYED_WINDOW_MS,
             slide: KEYED_WINDOW_MS / r,
@@ -570,11 +610,11 @@ fn main() {
             } else {
                 tallies[i].0.to_string()
             };
-            println!(
+            say(format_args!(
                 "| {r} | {name} | {:.2} M | {:.1} % | {results} |",
                 n / best[i] / 1e6,
                 100.0 * best[0] / best[i]
-            );
+            ));
         }
     }
 }

@@ -568,6 +568,7 @@ fn sliced_strategy_gives_the_native_output_and_sliced_changes_the_keywindow_outp
         ("native", "changes"),
         ("keywindow", "all"),
         ("sliced:changes", "all"),
+        ("sliced:all", "changes"),
     ] {
         let mut args = input.to_vec();
         args.extend(["--strategy", strategy, "--emit", emit]);
@@ -866,4 +867,47 @@ fn fixes_from_the_third_fresh_user_trial() {
     let o = windowctl(&["--input", fake.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("not gzip-compressed"), "{}", stderr(&o));
+}
+
+#[test]
+fn fixes_from_the_fourth_fresh_user_trial() {
+    // A directory as input is named as one when it is opened (it failed at "line 1" before).
+    let dir = std::env::temp_dir().join(format!("windowctl-e2e-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = windowctl(&["--input", dir.to_str().unwrap(), "--window", "tumbling:1h"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("is a directory") && !stderr(&o).contains(":1:"),
+        "{}",
+        stderr(&o)
+    );
+    // JSON lines read as CSV (stdin has no extension to tell) get a hint.
+    let o = run_with_stdin(
+        &["--window", "tumbling:1h"],
+        "{\"event_time_ms\":1000,\"key\":\"a\",\"value\":1}\n",
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--format jsonl"), "{}", stderr(&o));
+    // The hint is only for JSON: a CSV header without the fields keeps the usual advice.
+    let o = run_with_stdin(&["--window", "tumbling:1h"], "time,k,v\n1000,a,1\n");
+    assert!(!o.status.success());
+    assert!(
+        !stderr(&o).contains("--format jsonl") && stderr(&o).contains("header row"),
+        "{}",
+        stderr(&o)
+    );
+    // --out-of-orderness delays the event-time watermark: with processing time it would do
+    // nothing, and is refused instead of reported in the summary as if it applied.
+    let o = windowctl(&[
+        "--input",
+        "data/nycflights13_tailnum_tiny.csv",
+        "--window",
+        "tumbling:1h",
+        "--time",
+        "processing",
+        "--out-of-orderness",
+        "1h",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--out-of-orderness"), "{}", stderr(&o));
 }

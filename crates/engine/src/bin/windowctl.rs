@@ -141,7 +141,8 @@ struct RunArgs {
     /// element, a result per non-empty window); keywindow (two windows per element, a result
     /// only where it changes, plus one result with `empty` = true when a key's window becomes
     /// empty; output gets an `empty` column); sliced (per-key partial aggregates of non-empty
-    /// slices: the native output's rows, at a cost that does not grow with size/slide; rows of
+    /// slices: the native output's rows (sums and means may differ in the last digits: partial
+    /// sums are added in another order), at a cost that does not grow with size/slide; rows of
     /// one watermark step may come in another order, as across keys in Flink); sliced:changes
     /// (sliced, with the keywindow output; also sliced --emit changes). sliced:all is sliced. keywindow and sliced need elements in time order:
     /// in event time an element behind the watermark is late for them (Flink would still add it
@@ -152,7 +153,7 @@ struct RunArgs {
         default_value = "native",
         value_name = "native|keywindow|sliced|sliced:changes"
     )]
-    strategy: Strategy,
+    strategy: StrategyArg,
 
     /// Which results --strategy sliced emits: all (every non-empty window, as Flink) or changes
     /// (only where a key's result changes, the keywindow output). `--strategy sliced --emit
@@ -210,10 +211,35 @@ enum EmitChoice {
     Changes,
 }
 
+/// `--strategy` as given: the strategy, and whether the sliced output was spelled out
+/// (`sliced:all`, `sliced:changes`), so that `--emit` can contradict it.
+#[derive(Clone, Copy, Debug)]
+struct StrategyArg {
+    strategy: Strategy,
+    spelled_output: bool,
+}
+
+impl std::str::FromStr for StrategyArg {
+    type Err = engine::job::SpecError;
+
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Ok(Self {
+            strategy: s.parse()?,
+            spelled_output: s.contains(':'),
+        })
+    }
+}
+
 /// Applies `--emit` to `--strategy`; an error where they contradict.
-fn strategy_with_emit(strategy: Strategy, emit: Option<EmitChoice>) -> Result<Strategy> {
+fn strategy_with_emit(arg: StrategyArg, emit: Option<EmitChoice>) -> Result<Strategy> {
+    let strategy = arg.strategy;
     Ok(match (strategy, emit) {
         (s, None) => s,
+        (Strategy::Sliced(EmitMode::AllWindows), Some(EmitChoice::Changes))
+            if arg.spelled_output =>
+        {
+            bail!("--strategy sliced:all contradicts --emit changes; use --strategy sliced:changes")
+        }
         (Strategy::Sliced(EmitMode::AllWindows), Some(EmitChoice::Changes)) => {
             Strategy::Sliced(EmitMode::Changes)
         }
@@ -425,6 +451,9 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         bail!("--window global:end-of-stream fires at the end of a bounded input, in event time; it never fires with --time processing");
     }
     check_distinct_files(args, &specs_for_check(args))?;
+    if time == TimeDomain::ProcessingTime && args.out_of_orderness.is_some() {
+        bail!("--out-of-orderness delays the event-time watermark; with --time processing windows fire by the wall clock and it would do nothing");
+    }
     let ooo_text = match &args.out_of_orderness {
         Some(t) => t.as_str(),
         None if bundled => BUNDLED_OUT_OF_ORDERNESS,

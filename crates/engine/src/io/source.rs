@@ -265,7 +265,15 @@ pub fn open_source(
                 error,
             };
             let mut file = File::open(path).map_err(open_error)?;
-            let total = file.metadata().map_err(open_error)?.len();
+            let metadata = file.metadata().map_err(open_error)?;
+            if metadata.is_dir() {
+                // Opening a directory succeeds on Unix; reading it fails later, at "line 1".
+                return Err(open_error(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "it is a directory",
+                )));
+            }
+            let total = metadata.len();
             let gzipped = path
                 .extension()
                 .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
@@ -684,12 +692,20 @@ impl EventReader {
                 None => {
                     let columns: Vec<String> =
                         header.iter().map(|h| format!("{:?}", h.trim())).collect();
+                    let json = header
+                        .first()
+                        .is_some_and(|h| h.trim_start().starts_with('{'));
+                    let hint = if json {
+                        "; the input looks like JSON lines: read it as JSON lines \
+                         (windowctl: --format jsonl)"
+                    } else {
+                        "; a header row with the configured field names is required"
+                    };
                     return Err(self.error(
                         InputErrorKind::Header,
                         Some(name),
                         format!(
-                            "no such column in the CSV header (columns: {}); \
-                             a header row with the configured field names is required",
+                            "no such column in the CSV header (columns: {}){hint}",
                             columns.join(", ")
                         ),
                     ));
