@@ -4,26 +4,11 @@
 
 use std::process::ExitCode;
 
-use benches::table::{run, MemoryProbe, Mode, Plan};
+use benches::table::{run, Mode, Plan};
 use peak_alloc::PeakAlloc;
 
 #[global_allocator]
 static ALLOCATOR: PeakAlloc = PeakAlloc;
-
-/// Peak and live heap bytes from the global allocator.
-struct Probe;
-
-impl MemoryProbe for Probe {
-    fn current(&self) -> usize {
-        ALLOCATOR.current_usage()
-    }
-    fn peak(&self) -> usize {
-        ALLOCATOR.peak_usage()
-    }
-    fn reset_peak(&self) {
-        ALLOCATOR.reset_peak_usage();
-    }
-}
 
 fn main() -> ExitCode {
     let mut mode = Mode::Full;
@@ -45,7 +30,7 @@ fn main() -> ExitCode {
     }
     let mut plan = Plan::new(mode);
     plan.filter = filter;
-    let table = match run(&plan, &Probe, |r| {
+    let table = match run(&plan, &ALLOCATOR, |r| {
         eprintln!(
             "  {:<40} {:<10} {:>10} events {:>8.3} s",
             r.workload, r.strategy, r.events, r.seconds

@@ -14,8 +14,12 @@
 //!   (`docs/sliced.md`).
 //! - [`SlicedChanges`]: the same, emitting only changes (the key-window output).
 //!
-//! **Adding a strategy:** implement [`SlidingStrategy`], add a variant to [`StrategyKind`] and
-//! its arm in [`StrategyKind::visit`]; every table row of the sliding workloads picks it up.
+//! The last three are one [`OrderedStrategy`] each: an in-order processor behind the event-time
+//! buffer, told apart by an [`OrderedKind`].
+//!
+//! **Adding a strategy:** implement [`SlidingStrategy`] (or, for an in-order processor,
+//! [`OrderedKind`]), add a variant to [`StrategyKind`] and its arm in [`StrategyKind::visit`];
+//! every table row of the sliding workloads picks it up.
 
 use engine::assigners::{SlidingWindows, TimeDomain};
 use engine::core::{NumericAggregate, TimeWindow, Timestamp};
@@ -249,26 +253,50 @@ impl SlidingStrategy for Native {
     }
 }
 
-/// Key windows in event time ([`EventTimeKeyWindows`](engine::keywindow::EventTimeKeyWindows)).
-#[derive(Debug)]
-pub struct KeyWindow {
-    inner: Ordered<KeyWindows<u32, f64, NumericAggregate>>,
+/// What an ordered strategy runs: an in-order processor ([`KeyWindows`], [`SlicedWindows`]),
+/// its name in the table and how it is built. The strategy ([`OrderedStrategy`]) puts the
+/// event-time buffer and the watermark in front of it.
+pub trait OrderedKind {
+    /// The in-order processor.
+    type Processor: InOrderWindows<u32, f64, Out = Option<f64>> + std::fmt::Debug;
+    /// The name in the table.
+    const NAME: &'static str;
+    /// Which results it emits.
+    const EMITS: Emits;
+
+    /// The processor for `spec`.
+    ///
+    /// # Errors
+    /// Invalid window parameters.
+    fn build(spec: &SlidingSpec) -> Result<Self::Processor, String>;
 }
 
-/// An in-order processor behind the event-time buffer, with a bounded-out-of-orderness
-/// watermark after each element: what [`KeyWindow`] and [`SlicedStrategy`] share.
-#[derive(Debug)]
-struct Ordered<P> {
-    inner: EventTime<P, u32, f64>,
+/// An in-order processor behind the event-time buffer ([`EventTime`]), with a
+/// bounded-out-of-orderness watermark after each element: every ordered strategy.
+pub struct OrderedStrategy<Kd: OrderedKind> {
+    inner: EventTime<Kd::Processor, u32, f64>,
     watermark: BoundedOutOfOrderness,
 }
 
-impl<P: InOrderWindows<u32, f64, Out = Option<f64>>> Ordered<P> {
-    fn new(inner: P, spec: &SlidingSpec) -> Self {
-        Self {
-            inner: EventTime::wrap(inner, 0),
+impl<Kd: OrderedKind> std::fmt::Debug for OrderedStrategy<Kd> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrderedStrategy")
+            .field("name", &Kd::NAME)
+            .field("inner", &self.inner)
+            .field("watermark", &self.watermark)
+            .finish()
+    }
+}
+
+impl<Kd: OrderedKind> SlidingStrategy for OrderedStrategy<Kd> {
+    const NAME: &'static str = Kd::NAME;
+    const EMITS: Emits = Kd::EMITS;
+
+    fn new(spec: &SlidingSpec) -> Result<Self, String> {
+        Ok(Self {
+            inner: EventTime::wrap(Kd::build(spec)?, 0),
             watermark: BoundedOutOfOrderness::new(spec.out_of_orderness),
-        }
+        })
     }
 
     fn process<S: ResultSink>(&mut self, key: u32, value: f64, time: Timestamp, out: &mut S) {
@@ -283,7 +311,8 @@ impl<P: InOrderWindows<u32, f64, Out = Option<f64>>> Ordered<P> {
         self.inner.process_watermark(i64::MAX, &mut KeyOut(out));
     }
 
-    /// Key windows (or, for sliced windows, slices) created, and late elements.
+    /// Key windows (or, for sliced windows, slices: partial aggregates) created, and late
+    /// elements.
     fn counters(&self) -> Counters {
         Counters {
             windows_created: self.inner.metrics().key_windows_created,
@@ -296,41 +325,26 @@ fn geometry(spec: &SlidingSpec) -> Result<SlidingGeometry, String> {
     SlidingGeometry::new(spec.size, spec.slide, 0).map_err(|e| e.to_string())
 }
 
-impl SlidingStrategy for KeyWindow {
+/// [`OrderedKind`] of key windows.
+#[derive(Debug)]
+pub enum KeyWindowKind {}
+
+impl OrderedKind for KeyWindowKind {
+    type Processor = KeyWindows<u32, f64, NumericAggregate>;
     const NAME: &'static str = "keywindow";
     const EMITS: Emits = Emits::Changes;
 
-    fn new(spec: &SlidingSpec) -> Result<Self, String> {
-        Ok(Self {
-            inner: Ordered::new(KeyWindows::new(geometry(spec)?, spec.aggregate), spec),
-        })
-    }
-
-    fn process<S: ResultSink>(&mut self, key: u32, value: f64, time: Timestamp, out: &mut S) {
-        self.inner.process(key, value, time, out);
-    }
-
-    fn finish<S: ResultSink>(&mut self, out: &mut S) {
-        self.inner.finish(out);
-    }
-
-    fn counters(&self) -> Counters {
-        self.inner.counters()
+    fn build(spec: &SlidingSpec) -> Result<Self::Processor, String> {
+        Ok(KeyWindows::new(geometry(spec)?, spec.aggregate))
     }
 }
 
-/// Sliced windows in event time ([`EventTimeSlicedWindows`](engine::keywindow::EventTimeSlicedWindows)), emitting as `MODE` says.
+/// [`OrderedKind`] of sliced windows, every window (`CHANGES = false`) or changes only.
 #[derive(Debug)]
-pub struct SlicedStrategy<const CHANGES: bool> {
-    inner: Ordered<SlicedWindows<u32, f64, NumericAggregate>>,
-}
+pub enum SlicedKind<const CHANGES: bool> {}
 
-/// `sliced`: every non-empty window, as the native operator.
-pub type Sliced = SlicedStrategy<false>;
-/// `sliced:changes`: the key-window output.
-pub type SlicedChanges = SlicedStrategy<true>;
-
-impl<const CHANGES: bool> SlidingStrategy for SlicedStrategy<CHANGES> {
+impl<const CHANGES: bool> OrderedKind for SlicedKind<CHANGES> {
+    type Processor = SlicedWindows<u32, f64, NumericAggregate>;
     const NAME: &'static str = if CHANGES { "sliced:changes" } else { "sliced" };
     const EMITS: Emits = if CHANGES {
         Emits::Changes
@@ -338,31 +352,24 @@ impl<const CHANGES: bool> SlidingStrategy for SlicedStrategy<CHANGES> {
         Emits::EveryWindow
     };
 
-    fn new(spec: &SlidingSpec) -> Result<Self, String> {
+    fn build(spec: &SlidingSpec) -> Result<Self::Processor, String> {
         let mode = if CHANGES {
             EmitMode::Changes
         } else {
             EmitMode::AllWindows
         };
-        let sliced = SlicedWindows::new(geometry(spec)?, spec.aggregate, mode);
-        Ok(Self {
-            inner: Ordered::new(sliced, spec),
-        })
-    }
-
-    fn process<S: ResultSink>(&mut self, key: u32, value: f64, time: Timestamp, out: &mut S) {
-        self.inner.process(key, value, time, out);
-    }
-
-    fn finish<S: ResultSink>(&mut self, out: &mut S) {
-        self.inner.finish(out);
-    }
-
-    /// For sliced windows the "windows" created are slices (partial aggregates).
-    fn counters(&self) -> Counters {
-        self.inner.counters()
+        Ok(SlicedWindows::new(geometry(spec)?, spec.aggregate, mode))
     }
 }
+
+/// Key windows in event time ([`EventTimeKeyWindows`](engine::keywindow::EventTimeKeyWindows)).
+pub type KeyWindow = OrderedStrategy<KeyWindowKind>;
+/// `sliced`: sliced windows in event time
+/// ([`EventTimeSlicedWindows`](engine::keywindow::EventTimeSlicedWindows)), every non-empty
+/// window, as the native operator.
+pub type Sliced = OrderedStrategy<SlicedKind<false>>;
+/// `sliced:changes`: the same, with the key-window output.
+pub type SlicedChanges = OrderedStrategy<SlicedKind<true>>;
 
 #[cfg(test)]
 mod tests {

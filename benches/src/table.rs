@@ -43,6 +43,20 @@ pub trait MemoryProbe {
     fn reset_peak(&self);
 }
 
+/// The `peak_alloc` counting allocator: a binary that installs it as its global allocator
+/// passes `&ALLOCATOR` as the probe.
+impl MemoryProbe for peak_alloc::PeakAlloc {
+    fn current(&self) -> usize {
+        self.current_usage()
+    }
+    fn peak(&self) -> usize {
+        self.peak_usage()
+    }
+    fn reset_peak(&self) {
+        self.reset_peak_usage();
+    }
+}
+
 /// No memory measurement (memory columns are left empty).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoProbe;

@@ -2,31 +2,17 @@
 //! strategy, with the counting allocator installed, in a few seconds of a debug build.
 
 use benches::strategy::StrategyKind;
-use benches::table::{run, MemoryProbe, Mode, Plan};
+use benches::table::{run, Mode, Plan};
 use peak_alloc::PeakAlloc;
 
 #[global_allocator]
 static ALLOCATOR: PeakAlloc = PeakAlloc;
 
-struct Probe;
-
-impl MemoryProbe for Probe {
-    fn current(&self) -> usize {
-        ALLOCATOR.current_usage()
-    }
-    fn peak(&self) -> usize {
-        ALLOCATOR.peak_usage()
-    }
-    fn reset_peak(&self) {
-        ALLOCATOR.reset_peak_usage();
-    }
-}
-
 #[test]
 fn smoke_table_has_every_workload_kind_and_strategy() {
     let plan = Plan::new(Mode::Smoke);
     let mut seen = 0;
-    let table = run(&plan, &Probe, |_| seen += 1).expect("the table runs");
+    let table = run(&plan, &ALLOCATOR, |_| seen += 1).expect("the table runs");
     assert_eq!(seen, table.rows.len());
 
     let has = |workload: &str, strategy: &str| {

@@ -48,9 +48,9 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
         slot
     }
 
-    /// The slot of `key`, if held.
-    pub(crate) fn slot_of(&self, key: &K) -> Option<u32> {
-        self.ids.get(key).copied()
+    /// The state of `key`, if held.
+    pub(crate) fn state_of(&self, key: &K) -> Option<&S> {
+        self.ids.get(key).and_then(|&slot| self.get(slot))
     }
 
     pub(crate) fn get(&self, slot: u32) -> Option<&S> {
@@ -69,14 +69,6 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
         self.ids.remove(key_of(state));
         self.slots[slot as usize] = None;
         self.free.push(slot);
-    }
-
-    /// Every held state with its slot.
-    pub(crate) fn slots(&self) -> impl Iterator<Item = (u32, &S)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (i as u32, s)))
     }
 
     pub(crate) fn states(&self) -> impl Iterator<Item = &S> {

@@ -404,18 +404,17 @@ where
     }
 
     /// Keys currently holding slices or batched elements (keys without either may still be
-    /// remembered for a while, see `forget_idle_keys`). Counts by a scan of the key table.
+    /// remembered for a while, see `forget_idle_keys`). Counts by a scan of the key table and
+    /// the batch.
     pub fn live_keys(&self) -> usize {
-        let idle = |slot: u32| self.keys.get(slot).is_none_or(SliceKey::is_idle);
-        let live = self.keys.slots().filter(|(slot, _)| !idle(*slot)).count();
-        // Batched keys without state, or idle, count too (each once).
-        let mut batched: Vec<&K> = Vec::new();
-        for (key, _) in &self.batch {
-            let idle = self.keys.slot_of(key).is_none_or(idle);
-            if idle && !batched.contains(&key) {
-                batched.push(key);
-            }
-        }
+        let live = self.keys.states().filter(|s| !s.is_idle()).count();
+        // Batched keys not counted above (no state yet, or idle) count too, each once.
+        let batched: std::collections::HashSet<&K> = self
+            .batch
+            .iter()
+            .map(|(key, _)| key)
+            .filter(|key| self.keys.state_of(key).is_none_or(SliceKey::is_idle))
+            .collect();
         live + batched.len()
     }
 
