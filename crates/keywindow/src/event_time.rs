@@ -176,51 +176,38 @@ where
     {
         self.watermark = watermark;
         let release_to = time::sub(watermark, self.allowed_lateness);
-        if self.buffer.is_empty() {
-            // Every element arrived in order (the common case): release from the front.
-            while self.in_order.front().is_some_and(|e| e.0 <= release_to) {
-                let Some((timestamp, _, key, value)) = self.in_order.pop_front() else {
-                    break;
-                };
-                let r = self.inner.process(key, value, timestamp, out);
-                debug_assert!(r.is_ok(), "released element out of order: {r:?}");
-            }
-            self.inner.advance_time(release_to, out);
-            return;
-        }
-        // Merge the two buffers in (time, arrival) order up to `release_to`.
-        loop {
-            let from_in_order = match (self.in_order.front(), self.buffer.first_key_value()) {
-                (Some(a), Some((b, _))) => (a.0, a.1) < *b,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let (timestamp, key, value) = if from_in_order {
-                match self.in_order.front() {
-                    Some(e) if e.0 <= release_to => {}
-                    _ => break,
-                }
-                let Some((timestamp, _, key, value)) = self.in_order.pop_front() else {
-                    break;
-                };
-                (timestamp, key, value)
-            } else {
-                let Some(entry) = self.buffer.first_entry() else {
-                    break;
-                };
-                if entry.key().0 > release_to {
-                    break;
-                }
-                let ((timestamp, _), (key, value)) = entry.remove_entry();
-                (timestamp, key, value)
-            };
+        while let Some((timestamp, key, value)) = self.next_released(release_to) {
             // Released in order and never behind the processor's time (later elements at or
             // behind `release_to` are refused as late), so this cannot fail.
             let r = self.inner.process(key, value, timestamp, out);
             debug_assert!(r.is_ok(), "released element out of order: {r:?}");
         }
         self.inner.advance_time(release_to, out);
+    }
+
+    /// The next buffered element at or before `release_to`, in (time, arrival) order: the
+    /// front of whichever buffer holds the earlier one (the out-of-order buffer is empty in
+    /// the common case).
+    #[inline]
+    fn next_released(&mut self, release_to: Timestamp) -> Option<(Timestamp, K, T)> {
+        let from_in_order = match (self.in_order.front(), self.buffer.first_key_value()) {
+            (Some(a), Some((b, _))) => (a.0, a.1) < *b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        if from_in_order {
+            if self.in_order.front().is_some_and(|e| e.0 <= release_to) {
+                return self.in_order.pop_front().map(|(t, _, k, v)| (t, k, v));
+            }
+            return None;
+        }
+        let entry = self.buffer.first_entry()?;
+        if entry.key().0 > release_to {
+            return None;
+        }
+        let ((timestamp, _), (key, value)) = entry.remove_entry();
+        Some((timestamp, key, value))
     }
 
     /// The current watermark.

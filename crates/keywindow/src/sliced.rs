@@ -12,9 +12,9 @@
 //! all slices are amortised O(1) `merge`s, whatever `size / slide` is.
 //!
 //! Per element the work is a push into a batch; a batch is folded before any window fires, in two
-//! tight loops: a hash probe per key, then an `add` per element into its key's open slice. Firing follows a schedule by
-//! window index (all windows) or a time-ordered log of slices with enter and leave cursors
-//! (changes). `docs/sliced.md` explains the choices and what each one measured.
+//! tight loops: a hash probe per key, then an `add` per element into its key's open slice.
+//! Firing follows a schedule by window index (all windows) or a time-ordered log of slices with
+//! enter and leave cursors (changes). `docs/sliced.md` explains the choices and what each one measured.
 //!
 //! Two output modes ([`EmitMode`]):
 //! - [`EmitMode::AllWindows`]: a result for every non-empty window, as the native operator emits
