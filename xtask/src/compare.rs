@@ -31,7 +31,7 @@ pub fn run_cli(args: &[String]) -> Result<()> {
             "--release",
             "--quiet",
             "--package",
-            "engine",
+            "windowctl",
             "--bin",
             "windowctl",
         ])

@@ -1,0 +1,40 @@
+//! The I/O layer of window jobs: event sources (CSV or JSON lines from files, gzipped files,
+//! stdin or a TCP socket) and sinks for window results, late elements and dead letters.
+//!
+//! Units throughout: timestamps and durations are `i64` milliseconds.
+
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod sink;
+pub mod source;
+
+pub use error::{InputError, InputErrorKind, OpenError};
+pub use sink::{
+    create_output, format_list, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
+};
+pub use source::{
+    open_source, spawn_reader, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader,
+    FieldNames, InputFormat, InputSpec, OnError, Progress, SourceMessage,
+};
+
+use std::path::Path;
+
+/// The bundled real data set (NYC flights 2013, keyed by destination, departure delay in
+/// minutes; `data/README.md`), found from the engine crate's source folder: the default input
+/// of `windowctl run` and `windowctl dstream`.
+pub const BUNDLED_DATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../data/nycflights13_dest.csv.gz"
+);
+
+/// Whether `a` and `b` name the same file: their canonical paths where both exist, else the
+/// paths as given. Guards an output from overwriting an input.
+#[must_use]
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
