@@ -10,9 +10,12 @@ use benches::uniform_events;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use engine::assigners::{SlidingWindows, TimeDomain, TumblingWindows, WindowAssigner};
+use engine::assigners::{
+    DefaultTrigger, SlidingWindows, TimeDomain, TumblingWindows, WindowAssigner,
+};
 use engine::core::NumericAggregate;
-use engine::operator::{Emitted, Incremental, OperatorConfig, WindowOperator};
+use engine::operator::{Emitted, Incremental, OperatorConfig, WindowComputation, WindowOperator};
+use engine::triggers::TimeTrigger;
 use engine::watermark::BoundedOutOfOrderness;
 
 const KEYS: u32 = 10_000;
@@ -27,7 +30,7 @@ fn events() -> usize {
 
 fn run<A>(assigner: A, events: &[(i64, u32, f64)]) -> usize
 where
-    A: WindowAssigner<f64>,
+    A: WindowAssigner<f64> + DefaultTrigger<Trigger = TimeTrigger>,
 {
     let trigger = assigner.default_trigger();
     let mut op = WindowOperator::new(

@@ -9,30 +9,22 @@
 use std::hint::black_box;
 
 use benches::keyed::{KeyDistribution, KeyedStream};
-use benches::strategy::{SlidingSpec, SlidingStrategy, StrategyKind, StrategyVisitor, Tally};
+use benches::strategy::{SlidingSpec, StrategyRun, Tally};
 use benches::GeneratedEvent;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
 use engine::core::NumericAggregate;
+use engine::job::Strategy;
 
-struct Run<'a> {
-    spec: SlidingSpec,
-    events: &'a [GeneratedEvent],
-}
-
-impl StrategyVisitor for Run<'_> {
-    type Output = u64;
-
-    fn visit<St: SlidingStrategy>(self) -> u64 {
-        let mut st = St::new(&self.spec).expect("valid spec");
-        let mut out = Tally::default();
-        for &(t, k, v) in self.events {
-            st.process(k, v, t, &mut out);
-        }
-        st.finish(&mut out);
-        out.results
+fn run(strategy: Strategy, spec: SlidingSpec, events: &[GeneratedEvent]) -> u64 {
+    let mut st = StrategyRun::new(strategy, &spec).expect("valid spec");
+    let mut out = Tally::default();
+    for &(t, k, v) in events {
+        st.process(k, v, t, &mut out);
     }
+    st.finish(&mut out);
+    out.results
 }
 
 fn strategies(c: &mut Criterion) {
@@ -59,8 +51,8 @@ fn strategies(c: &mut Criterion) {
             aggregate: NumericAggregate::Sum,
             out_of_orderness: 0,
         };
-        for &kind in StrategyKind::ALL {
-            let used = if kind == StrategyKind::Native {
+        for kind in Strategy::ALL {
+            let used = if kind == Strategy::Native {
                 n.min(cap / ratio as usize)
             } else {
                 n
@@ -68,15 +60,8 @@ fn strategies(c: &mut Criterion) {
             let input = &events[..used];
             group.throughput(Throughput::Elements(used as u64));
             group.bench_function(
-                BenchmarkId::new(kind.name(), format!("sum 100k zipf r={ratio}")),
-                |b| {
-                    b.iter(|| {
-                        kind.visit(Run {
-                            spec,
-                            events: black_box(input),
-                        })
-                    })
-                },
+                BenchmarkId::new(kind.label(), format!("sum 100k zipf r={ratio}")),
+                |b| b.iter(|| run(kind, spec, black_box(input))),
             );
         }
     }

@@ -28,12 +28,13 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use benches::keyed::{KeyDistribution, KeyedStream};
-use benches::strategy::{SlicedChanges, SlidingSpec, SlidingStrategy, Tally};
+use benches::strategy::{SlidingSpec, StrategyRun, Tally};
 use benches::table::{hash_map_count, KEYED_WINDOW_MS};
 use benches::GeneratedEvent;
-use engine::core::{NumericAggregate, TimeWindow, Timestamp};
+use engine::core::{NumericAggregate, TimeWindow, Timestamp, WindowComputation, WindowOutput};
+use engine::job::Strategy;
 use engine::keywindow::{
-    EventTime, InOrderWindows, KeyWindowError, KeyWindowMetrics, KeyWindowOutput, KeyWindowResult,
+    EmitMode, EventTime, InOrderWindows, KeyWindowError, KeyWindowMetrics, SlidingGeometry,
 };
 use engine::watermark::BoundedOutOfOrderness;
 
@@ -407,12 +408,12 @@ impl Prototype for SliceTables {
 
 /// A prototype as an in-order processor, so it can run behind [`EventTime`].
 #[derive(Debug)]
-struct InOrder<P>(P);
+struct InOrder<P>(P, SlidingGeometry);
 
 impl<P: Prototype> InOrderWindows<u32, f64> for InOrder<P> {
     type Out = Option<f64>;
 
-    fn process<O: KeyWindowOutput<u32, Option<f64>>>(
+    fn process<O: WindowOutput<u32, TimeWindow, f64, Option<f64>> + ?Sized>(
         &mut self,
         key: u32,
         value: f64,
@@ -423,7 +424,11 @@ impl<P: Prototype> InOrderWindows<u32, f64> for InOrder<P> {
         Ok(())
     }
 
-    fn advance_time<O: KeyWindowOutput<u32, Option<f64>>>(&mut self, time: Timestamp, _: &mut O) {
+    fn advance_time<O: WindowOutput<u32, TimeWindow, f64, Option<f64>> + ?Sized>(
+        &mut self,
+        time: Timestamp,
+        _: &mut O,
+    ) {
         self.0.advance(time);
     }
 
@@ -435,6 +440,14 @@ impl<P: Prototype> InOrderWindows<u32, f64> for InOrder<P> {
         0
     }
 
+    fn live_keys(&self) -> usize {
+        0
+    }
+
+    fn geometry(&self) -> SlidingGeometry {
+        self.1
+    }
+
     fn current_time(&self) -> Timestamp {
         0
     }
@@ -443,8 +456,9 @@ impl<P: Prototype> InOrderWindows<u32, f64> for InOrder<P> {
 /// Results go nowhere (prototypes count their own).
 struct Discard;
 
-impl KeyWindowOutput<u32, Option<f64>> for Discard {
-    fn result(&mut self, _: &u32, _: TimeWindow, _: KeyWindowResult<Option<f64>>) {}
+impl WindowOutput<u32, TimeWindow, f64, Option<f64>> for Discard {
+    fn result(&mut self, _: &u32, _: &TimeWindow, _: Option<f64>, _: Timestamp) {}
+    fn late(&mut self, _: u32, _: Timestamp, _: f64, _: Timestamp) {}
 }
 
 fn run_bare<P: Prototype>(mut p: P, events: &[GeneratedEvent]) -> (u64, f64) {
@@ -455,11 +469,13 @@ fn run_bare<P: Prototype>(mut p: P, events: &[GeneratedEvent]) -> (u64, f64) {
     p.tally()
 }
 
-fn run_behind_harness<P: Prototype>(p: P, events: &[GeneratedEvent]) -> (u64, f64) {
-    let mut et = EventTime::wrap(InOrder(p), 0);
+fn run_behind_harness<P: Prototype>(p: P, grid: Grid, events: &[GeneratedEvent]) -> (u64, f64) {
+    let geometry = SlidingGeometry::new(grid.slide * grid.r, grid.slide, 0).expect("valid grid");
+    let mut et = EventTime::wrap(InOrder(p, geometry), 0);
     let mut watermark = BoundedOutOfOrderness::new(0);
     for &(time, key, value) in events {
-        let _late = et.process_element(key, value, time);
+        let r = et.process_element(key, value, time, &mut Discard);
+        debug_assert!(r.is_ok(), "{r:?}");
         watermark.on_event(time);
         et.process_watermark(watermark.current(), &mut Discard);
     }
@@ -468,7 +484,7 @@ fn run_behind_harness<P: Prototype>(p: P, events: &[GeneratedEvent]) -> (u64, f6
 }
 
 fn run_sliced_changes(spec: &SlidingSpec, events: &[GeneratedEvent]) -> (u64, f64) {
-    let mut st = SlicedChanges::new(spec).expect("valid spec");
+    let mut st = StrategyRun::new(Strategy::Sliced(EmitMode::Changes), spec).expect("valid spec");
     let mut tally = Tally::default();
     for &(time, key, value) in events {
         st.process(key, value, time, &mut tally);
@@ -568,7 +584,7 @@ fn main() {
             ),
             (
                 "harness only",
-                Box::new(|| run_behind_harness(Nothing::default(), ev)),
+                Box::new(|| run_behind_harness(Nothing::default(), grid, ev)),
             ),
             (
                 "per-key minimal, bare",
@@ -576,7 +592,7 @@ fn main() {
             ),
             (
                 "per-key minimal + harness",
-                Box::new(|| run_behind_harness(PerKey::new(grid), ev)),
+                Box::new(|| run_behind_harness(PerKey::new(grid), grid, ev)),
             ),
             (
                 "slice tables, bare",
@@ -584,7 +600,7 @@ fn main() {
             ),
             (
                 "slice tables + harness",
-                Box::new(|| run_behind_harness(SliceTables::new(grid), ev)),
+                Box::new(|| run_behind_harness(SliceTables::new(grid), grid, ev)),
             ),
         ];
         let mut best = vec![f64::MAX; variants.len()];
@@ -649,13 +665,13 @@ mod tests {
             assert!(engine.0 > 1_000, "r = {r}: {engine:?}");
             assert_eq!(run_bare(PerKey::new(grid), &events), engine, "r = {r}");
             assert_eq!(
-                run_behind_harness(PerKey::new(grid), &events),
+                run_behind_harness(PerKey::new(grid), grid, &events),
                 engine,
                 "r = {r}"
             );
             assert_eq!(run_bare(SliceTables::new(grid), &events), engine, "r = {r}");
             assert_eq!(
-                run_behind_harness(SliceTables::new(grid), &events),
+                run_behind_harness(SliceTables::new(grid), grid, &events),
                 engine,
                 "r = {r}"
             );

@@ -16,8 +16,8 @@
 //!
 //! | query | window | here |
 //! |---|---|---|
-//! | Q5 hot items | sliding 10 s / 2 s (Flink suite) | count per auction through any [`SlidingStrategy`], then [`HotItems`]: the max count per window |
-//! | Q7 highest bid | tumbling 10 s | max price, one key, through any [`SlidingStrategy`] (size = slide) |
+//! | Q5 hot items | sliding 10 s / 2 s (Flink suite) | count per auction through any [`StrategyRun`], then [`HotItems`]: the max count per window |
+//! | Q7 highest bid | tumbling 10 s | max price, one key, through any [`StrategyRun`] (size = slide) |
 //! | Q11 user sessions | session, gap 10 s | count per bidder, [`WindowOperator`] + [`SessionWindows`] |
 //! | Q12 processing-time windows | tumbling 10 s, processing time | count per bidder, [`WindowOperator`] + processing-time [`TumblingWindows`], clock simulated |
 //!
@@ -25,18 +25,18 @@
 //! Q12's processing time comes from a simulated clock, [`PROCESSING_EVENTS_PER_MS`] arrivals per
 //! ms, advanced before each element with `advance_processing_time`, so runs are reproducible.
 //!
-//! [`SlidingStrategy`]: crate::strategy::SlidingStrategy
+//! [`StrategyRun`]: crate::strategy::StrategyRun
 
 use std::collections::{BTreeMap, HashMap};
 
 use engine::assigners::{SessionWindows, TimeDomain, TumblingWindows};
-use engine::core::{NumericAggregate, TimeWindow};
+use engine::core::{NumericAggregate, Window, WindowComputation};
 use engine::operator::{Incremental, OperatorConfig, WindowOperator, WindowOutput};
 use engine::triggers::{EventTimeTrigger, ProcessingTimeTrigger};
 use engine::watermark::BoundedOutOfOrderness;
 
 use crate::rng::SplitMix64;
-use crate::strategy::{Emits, ResultSink, Tally};
+use crate::strategy::{Emits, Tally};
 use crate::GeneratedEvent;
 
 /// Beam's fixed base time, 2015-07-15T00:00:00Z, in ms.
@@ -327,12 +327,26 @@ impl HotItems {
     }
 }
 
-impl ResultSink for HotItems {
-    fn result(&mut self, key: u32, window: TimeWindow, value: Option<f64>) {
+impl<W: Window, R: Into<Option<f64>>> WindowOutput<u32, W, f64, R> for HotItems {
+    fn result(&mut self, key: &u32, window: &W, result: R, _watermark: i64) {
+        self.count(*key, window, result.into());
+    }
+
+    fn late(&mut self, _key: u32, _timestamp: i64, _value: f64, _watermark: i64) {}
+
+    fn emptied(&mut self, key: &u32, window: &W, _watermark: i64) {
+        self.count(*key, window, None);
+    }
+}
+
+impl HotItems {
+    /// A count of `key` for `window` from the counting stage (`None`: the key's window emptied).
+    fn count<W: Window>(&mut self, key: u32, window: &W, value: Option<f64>) {
         self.window_results += 1;
-        if self.current_end != Some(window.end()) {
+        let end = window.bounds().map(|b| b.1);
+        if self.current_end != end {
             self.flush();
-            self.current_end = Some(window.end());
+            self.current_end = end;
         }
         let count = value.unwrap_or(0.0) as u64;
         match self.emits {
@@ -367,17 +381,6 @@ pub struct QueryRun {
     pub tally: Tally,
 }
 
-struct Out<'a>(&'a mut Tally);
-
-impl<K, W> WindowOutput<K, W, f64, Option<f64>> for Out<'_> {
-    fn result(&mut self, _key: &K, _window: &W, result: Option<f64>, _wm: i64) {
-        self.0.results += 1;
-        self.0.checksum += result.unwrap_or(0.0);
-    }
-
-    fn late(&mut self, _key: K, _timestamp: i64, _value: f64, _watermark: i64) {}
-}
-
 /// Q11, user sessions: bids per bidder in event-time session windows with a 10 s gap
 /// (the Flink suite's `SESSION(dateTime, 10 s)`; Beam's extra count trigger is left out).
 ///
@@ -396,12 +399,12 @@ pub fn q11_sessions(bids_by_bidder: &[GeneratedEvent]) -> QueryRun {
     let mut wm = BoundedOutOfOrderness::new(WATERMARK_DELAY_MS);
     let mut tally = Tally::default();
     for &(t, bidder, price) in bids_by_bidder {
-        let r = op.process_element(bidder, price, t, &mut Out(&mut tally));
+        let r = op.process_element(bidder, price, t, &mut tally);
         debug_assert!(r.is_ok(), "{r:?}");
         wm.on_event(t);
-        op.process_watermark(wm.current(), &mut Out(&mut tally));
+        op.process_watermark(wm.current(), &mut tally);
     }
-    op.process_watermark(i64::MAX, &mut Out(&mut tally));
+    op.process_watermark(i64::MAX, &mut tally);
     QueryRun {
         windows_created: op.metrics().windows_created,
         late: op.metrics().late_elements,
@@ -429,11 +432,11 @@ pub fn q12_processing_time(bids_by_bidder: &[GeneratedEvent]) -> QueryRun {
     let mut tally = Tally::default();
     for (i, &(t, bidder, price)) in bids_by_bidder.iter().enumerate() {
         let now = i as i64 / PROCESSING_EVENTS_PER_MS;
-        op.advance_processing_time(now, &mut Out(&mut tally));
-        let r = op.process_element(bidder, price, t, &mut Out(&mut tally));
+        op.advance_processing_time(now, &mut tally);
+        let r = op.process_element(bidder, price, t, &mut tally);
         debug_assert!(r.is_ok(), "{r:?}");
     }
-    op.advance_processing_time(i64::MAX, &mut Out(&mut tally));
+    op.advance_processing_time(i64::MAX, &mut tally);
     QueryRun {
         windows_created: op.metrics().windows_created,
         late: op.metrics().late_elements,
@@ -498,7 +501,8 @@ mod tests {
 
     #[test]
     fn hot_items_from_changes_match_hot_items_from_every_window() {
-        use crate::strategy::{KeyWindow, Native, SlidingSpec, SlidingStrategy};
+        use crate::strategy::{SlidingSpec, StrategyRun};
+        use engine::job::Strategy;
         let input = bids(&generate(60_000, 2), BidKey::Auction);
         let spec = SlidingSpec {
             size: Q5_SIZE_MS,
@@ -512,19 +516,16 @@ mod tests {
             } else {
                 Emits::Changes
             });
-            if every {
-                let mut s = Native::new(&spec).unwrap();
-                for &(t, k, v) in &input {
-                    s.process(k, v, t, &mut hot);
-                }
-                s.finish(&mut hot);
+            let strategy = if every {
+                Strategy::Native
             } else {
-                let mut s = KeyWindow::new(&spec).unwrap();
-                for &(t, k, v) in &input {
-                    s.process(k, v, t, &mut hot);
-                }
-                s.finish(&mut hot);
+                Strategy::KeyWindow
+            };
+            let mut s = StrategyRun::new(strategy, &spec).unwrap();
+            for &(t, k, v) in &input {
+                s.process(k, v, t, &mut hot);
             }
+            s.finish(&mut hot);
             hot.finish();
             (hot.reported, hot.last_reported)
         };

@@ -22,15 +22,14 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use engine::core::NumericAggregate;
+use engine::job::Strategy;
 use serde::Serialize;
 
 use crate::flights::{self, FlightsKey};
 use crate::flink::{self, flink_events, flink_expected};
 use crate::keyed::{KeyDistribution, KeyedStream};
 use crate::nexmark::{self, BidKey, HotItems};
-use crate::strategy::{
-    Emits, ResultSink, SlidingSpec, SlidingStrategy, StrategyKind, StrategyVisitor, Tally,
-};
+use crate::strategy::{BenchOutput, Emits, SlidingSpec, StrategyRun, Tally};
 use crate::GeneratedEvent;
 
 /// Reads the process's heap usage (a counting global allocator).
@@ -286,48 +285,27 @@ fn distinct_keys(events: &[GeneratedEvent]) -> u64 {
 }
 
 /// Runs a sliding strategy over `events` into `sink`.
-struct RunSliding<'a, S> {
+fn run_sliding(
+    strategy: Strategy,
     spec: SlidingSpec,
-    events: &'a [GeneratedEvent],
-    sink: S,
-}
-
-impl<S: ResultSink + Finish> StrategyVisitor for RunSliding<'_, S> {
-    type Output = (Outcome, S);
-
-    fn visit<St: SlidingStrategy>(self) -> (Outcome, S) {
-        let mut sink = self.sink;
-        let started = Instant::now();
-        let mut st = St::new(&self.spec).expect("valid workload parameters");
-        for &(t, key, value) in self.events {
-            st.process(key, value, t, &mut sink);
-        }
-        st.finish(&mut sink);
-        sink.finish();
-        let seconds = started.elapsed().as_secs_f64();
-        let c = st.counters();
-        drop(black_box(st));
-        let outcome = Outcome {
-            seconds,
-            windows_created: Some(c.windows_created),
-            results: None,
-            late: c.late,
-            checksum: 0.0,
-        };
-        (outcome, sink)
+    events: &[GeneratedEvent],
+    sink: &mut BenchOutput<'_>,
+) -> Outcome {
+    let started = Instant::now();
+    let mut st = StrategyRun::new(strategy, &spec).expect("valid workload parameters");
+    for &(t, key, value) in events {
+        st.process(key, value, t, sink);
     }
-}
-
-/// End-of-input hook for sinks with a second stage.
-trait Finish {
-    fn finish(&mut self) {}
-}
-
-impl Finish for Tally {}
-
-impl Finish for HotItems {
-    fn finish(&mut self) {
-        HotItems::finish(self);
+    st.finish(sink);
+    let seconds = started.elapsed().as_secs_f64();
+    let c = st.counters();
+    drop(black_box(st));
+    Outcome {
+        seconds,
+        windows_created: Some(c.windows_created),
+        results: None,
+        late: c.late,
+        checksum: 0.0,
     }
 }
 
@@ -359,19 +337,19 @@ impl Job {
         }
     }
 
-    fn strategies(&self) -> Vec<StrategyKind> {
+    fn strategies(&self) -> Vec<Strategy> {
         match self {
-            Job::Sliding { .. } | Job::HotItems { .. } => StrategyKind::ALL.to_vec(),
-            Job::Sessions { .. } | Job::ProcessingTime { .. } => vec![StrategyKind::Native],
+            Job::Sliding { .. } | Job::HotItems { .. } => Strategy::ALL.to_vec(),
+            Job::Sessions { .. } | Job::ProcessingTime { .. } => vec![Strategy::Native],
         }
     }
 
     /// Events a strategy may use out of `available`.
-    fn events_for(&self, plan: &Plan, strategy: StrategyKind, available: usize) -> usize {
+    fn events_for(&self, plan: &Plan, strategy: Strategy, available: usize) -> usize {
         match self {
             // Tumbling (size = slide) assigns one window per event: never capped.
             Job::Sliding { spec, .. } | Job::HotItems { spec, .. }
-                if strategy == StrategyKind::Native && spec.size > spec.slide =>
+                if strategy == Strategy::Native && spec.size > spec.slide =>
             {
                 let per_event = (spec.size / spec.slide).max(1) as u64;
                 available.min((plan.native_assignments / per_event).max(1) as usize)
@@ -586,14 +564,14 @@ pub fn run<P: MemoryProbe>(
     let mut rows = Vec::new();
     let mut legend = Vec::new();
     for group in groups(plan) {
-        let selected: Vec<(Job, Vec<StrategyKind>)> = group
+        let selected: Vec<(Job, Vec<Strategy>)> = group
             .jobs
             .iter()
             .map(|j| {
                 let s = j
                     .strategies()
                     .into_iter()
-                    .filter(|s| plan.selects(j.name(), s.name()))
+                    .filter(|s| plan.selects(j.name(), s.label()))
                     .collect::<Vec<_>>();
                 (j.clone(), s)
             })
@@ -644,7 +622,7 @@ pub fn run<P: MemoryProbe>(
                 let r = row(
                     &group.label,
                     job.name(),
-                    strategy.name(),
+                    strategy.label(),
                     n,
                     result,
                     keys_of(n),
@@ -658,7 +636,7 @@ pub fn run<P: MemoryProbe>(
     }
     Ok(Table {
         plan: plan.clone(),
-        strategies: StrategyKind::ALL.iter().map(|s| s.name()).collect(),
+        strategies: Strategy::ALL.iter().map(|s| s.label()).collect(),
         memory_method: "peak live heap bytes during the run minus live bytes before it (counting \
                         global allocator, peak_alloc); bytes/key = that / distinct keys"
             .to_owned(),
@@ -706,17 +684,14 @@ fn run_job<P: MemoryProbe>(
     plan: &Plan,
     probe: &P,
     job: &Job,
-    strategy: StrategyKind,
+    strategy: Strategy,
     input: &[GeneratedEvent],
 ) -> ((Outcome, u32, Option<u64>), String) {
     match job {
         Job::Sliding { spec, flink, .. } => {
             let result = measure(plan, probe, REPEATS, || {
-                let (mut o, tally) = strategy.visit(RunSliding {
-                    spec: *spec,
-                    events: input,
-                    sink: Tally::default(),
-                });
+                let mut tally = Tally::default();
+                let mut o = run_sliding(strategy, *spec, input, &mut tally);
                 o.results = Some(tally.results);
                 o.checksum = tally.checksum;
                 o
@@ -731,17 +706,15 @@ fn run_job<P: MemoryProbe>(
         Job::HotItems { spec, .. } => {
             let mut reported = 0;
             let result = measure(plan, probe, REPEATS, || {
-                let (mut o, hot) = strategy.visit(RunSliding {
-                    spec: *spec,
-                    events: input,
-                    sink: HotItems::new(strategy.emits()),
-                });
+                let mut hot = HotItems::new(Emits::of(strategy));
+                let mut o = run_sliding(strategy, *spec, input, &mut hot);
+                hot.finish();
                 o.results = Some(hot.window_results);
                 o.checksum = hot.checksum;
                 reported = hot.reported;
                 o
             });
-            let what = match strategy.emits() {
+            let what = match Emits::of(strategy) {
                 Emits::EveryWindow => "windows",
                 Emits::Changes => "changes of the max",
             };
@@ -774,14 +747,14 @@ fn run_job<P: MemoryProbe>(
     }
 }
 
-fn flink_note(spec: &SlidingSpec, strategy: StrategyKind, n: usize, o: &Outcome) -> String {
+fn flink_note(spec: &SlidingSpec, strategy: Strategy, n: usize, o: &Outcome) -> String {
     let flink_rate = if spec.size == spec.slide {
         flink::FLINK_TUMBLING_EVENTS_PER_SEC
     } else {
         flink::FLINK_SLIDING_EVENTS_PER_SEC
     };
     let speed = n as f64 / o.seconds.max(1e-9) / flink_rate;
-    let check = if strategy.emits() == Emits::EveryWindow {
+    let check = if Emits::of(strategy) == Emits::EveryWindow {
         let (windows, sum) = flink_expected(n as u64, spec.size, spec.slide);
         if o.results == Some(windows) && o.checksum == sum {
             format!(
@@ -936,9 +909,9 @@ impl Table {
                 .map(|x| (x.events_per_sec, x))
         };
         let best = |r: i64| {
-            StrategyKind::ALL
+            Strategy::ALL
                 .iter()
-                .filter_map(|s| rate(r, s.name()).map(|(v, x)| (v, s.name(), x)))
+                .filter_map(|s| rate(r, s.label()).map(|(v, x)| (v, s.label(), x)))
                 .max_by(|a, b| a.0.total_cmp(&b.0))
         };
         let mut out = Vec::new();

@@ -1,8 +1,8 @@
 //! The benchmark table's harness works: its smallest workloads of every kind run on every
 //! strategy, with the counting allocator installed, in a few seconds of a debug build.
 
-use benches::strategy::StrategyKind;
 use benches::table::{run, Mode, Plan};
+use engine::job::Strategy;
 use peak_alloc::PeakAlloc;
 
 #[global_allocator]
@@ -31,8 +31,8 @@ fn smoke_table_has_every_workload_kind_and_strategy() {
         "nexmark q5",
         "nexmark q7",
     ] {
-        for s in StrategyKind::ALL {
-            assert!(has(kind, s.name()), "no {kind} row for {}", s.name());
+        for s in Strategy::ALL {
+            assert!(has(kind, s.label()), "no {kind} row for {}", s.label());
         }
     }
     assert!(has("nexmark q11", "native") && has("nexmark q12", "native"));

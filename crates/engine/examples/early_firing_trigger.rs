@@ -6,7 +6,7 @@
 
 use engine::assigners::{TimeDomain, TumblingWindows};
 use engine::core::{NumericAggregate, TimeWindow, Timestamp, TriggerResult, Window};
-use engine::operator::{Emitted, Incremental, OperatorConfig, WindowOperator};
+use engine::operator::{Emitted, Incremental, OperatorConfig, WindowComputation, WindowOperator};
 use engine::triggers::{Trigger, TriggerContext};
 
 /// Fires every `every` elements (early results) and at the window's end; the count is the
@@ -111,12 +111,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let sums: Vec<Option<f64>> = out
         .iter()
-        .map(|e| match e {
+        .filter_map(|e| match e {
             Emitted::Result { result, window, .. } => {
                 assert_eq!(*window, TimeWindow::new(0, 10));
-                *result
+                Some(*result)
             }
-            Emitted::Late { .. } => None,
+            _ => None,
         })
         .collect();
     // Early after 2 and 4 elements (1+2, 1+2+3+4), then the end-of-window firing with all five.

@@ -5,13 +5,13 @@
 use std::alloc::System;
 
 use engine::assigners::{
-    SessionWindows, SlidingWindows, TimeDomain, TumblingWindows, WindowAssigner,
+    DefaultTrigger, SessionWindows, SlidingWindows, TimeDomain, TumblingWindows, WindowAssigner,
 };
-use engine::core::{NumericAggregate, TimeWindow};
-use engine::keywindow::{
-    EmitMode, KeyWindowOutput, KeyWindowResult, SlicedWindows, SlidingGeometry,
+use engine::core::NumericAggregate;
+use engine::keywindow::{EmitMode, SlicedWindows, SlidingGeometry};
+use engine::operator::{
+    Incremental, OperatorConfig, WindowComputation, WindowOperator, WindowOutput,
 };
-use engine::operator::{Incremental, OperatorConfig, WindowOperator, WindowOutput};
 use engine::triggers::{AnyTrigger, CountTrigger};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -31,9 +31,7 @@ impl<K, W, T, O> WindowOutput<K, W, T, O> for Count {
         self.0 += 1;
     }
     fn late(&mut self, _: K, _: i64, _: T, _: i64) {}
-}
-impl<K, O> KeyWindowOutput<K, O> for Count {
-    fn result(&mut self, _: &K, _: TimeWindow, _: KeyWindowResult<O>) {
+    fn emptied(&mut self, _: &K, _: &W, _: i64) {
         self.0 += 1;
     }
 }
@@ -43,11 +41,12 @@ fn stream(from: i64, n: i64) -> impl Iterator<Item = (i64, u32, f64)> {
     (from..from + n).map(|t| (t, (t * 7 % 50) as u32, (t % 10) as f64))
 }
 
-fn operator_allocations<A: WindowAssigner<f64>>(
-    assigner: A,
-    trigger: Option<AnyTrigger<f64>>,
-) -> (u64, u64) {
-    let trigger = trigger.unwrap_or_else(|| assigner.default_trigger());
+fn operator_allocations<A>(assigner: A, trigger: Option<AnyTrigger<f64>>) -> (u64, u64)
+where
+    A: WindowAssigner<f64> + DefaultTrigger,
+    AnyTrigger<f64>: From<A::Trigger>,
+{
+    let trigger = trigger.unwrap_or_else(|| assigner.default_trigger().into());
     let mut op = WindowOperator::new(
         assigner,
         trigger,

@@ -7,31 +7,21 @@
 //! it reached.
 //!
 //! An element at or behind that point when it arrives (`timestamp + allowed_lateness <=
-//! watermark`, Flink's element-lateness rule) is late: it is handed back to the caller, who counts
-//! it and may send it to a side output. With allowed lateness `A`, windows fire once when the
+//! watermark`, Flink's element-lateness rule) is late: it is counted, and sent to the side output
+//! when late data goes there ([`LateDataPolicy::SideOutput`]). With allowed lateness `A`, windows fire once when the
 //! watermark reaches `max_timestamp + A`, with everything that arrived in time: the content of
 //! Flink's last (late) firing, without the earlier partial firings.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;
 
-use window_core::{time, AggregateFunction, Timestamp};
+use window_core::{
+    time, AggregateFunction, ElementError, LateDataPolicy, LiveState, TimeWindow, Timestamp,
+    WindowComputation, WindowMetrics, WindowOutput,
+};
 
 use crate::sliced::{EmitMode, SlicedWindows};
-use crate::{InOrderWindows, KeyWindowMetrics, KeyWindowOutput, KeyWindows, SlidingGeometry};
-
-/// A late element handed back by [`EventTime::process_element`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct LateElement<K, T> {
-    /// The key.
-    pub key: K,
-    /// The element.
-    pub value: T,
-    /// Its event timestamp in ms.
-    pub timestamp: Timestamp,
-    /// The watermark when it arrived.
-    pub watermark: Timestamp,
-}
+use crate::{check_timestamp, InOrderWindows, KeyWindowMetrics, KeyWindows, SlidingGeometry};
 
 /// An in-order processor `P` driven by event time and watermarks.
 pub struct EventTime<P, K, T> {
@@ -44,6 +34,7 @@ pub struct EventTime<P, K, T> {
     sequence: u64,
     watermark: Timestamp,
     allowed_lateness: i64,
+    late_data: LateDataPolicy,
     late_elements: u64,
 }
 
@@ -51,15 +42,16 @@ pub struct EventTime<P, K, T> {
 ///
 /// # Examples
 /// ```
-/// use keywindow::{EventTimeKeyWindows, KeyWindowResult, SlidingGeometry};
-/// use window_core::{NumericAggregate, TimeWindow};
+/// use keywindow::{EventTimeKeyWindows, SlidingGeometry};
+/// use window_core::{Emitted, NumericAggregate, TimeWindow, WindowComputation};
 /// let mut kw = EventTimeKeyWindows::new(SlidingGeometry::new(4, 1, 0)?, NumericAggregate::Max, 0);
 /// let mut out = Vec::new();
-/// assert!(kw.process_element("a", 3.0, 5).is_none());
-/// assert!(kw.process_element("a", 9.0, 2).is_none()); // out of order, buffered
+/// kw.process_element("a", 3.0, 5, &mut out)?;
+/// kw.process_element("a", 9.0, 2, &mut out)?; // out of order, buffered
 /// kw.process_watermark(i64::MAX, &mut out);
-/// assert_eq!(out[0], ("a", TimeWindow::new(-1, 3), KeyWindowResult::Value(Some(9.0))));
-/// # Ok::<(), keywindow::KeyWindowError>(())
+/// let window = TimeWindow::new(-1, 3);
+/// assert_eq!(out[0], Emitted::Result { key: "a", window, result: Some(9.0), watermark: 2 });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type EventTimeKeyWindows<K, T, F> = EventTime<KeyWindows<K, T, F>, K, T>;
 
@@ -123,27 +115,25 @@ where
             sequence: 0,
             watermark: Timestamp::MIN,
             allowed_lateness: allowed_lateness.max(0),
+            late_data: LateDataPolicy::Drop,
             late_elements: 0,
         }
     }
 
-    /// Buffers an element; returns it back as late when `timestamp + allowed_lateness <=
-    /// watermark`.
+    /// Sends late elements to the side output ([`WindowOutput::late`]) or only counts them.
+    #[must_use]
+    pub fn with_late_data(mut self, late_data: LateDataPolicy) -> Self {
+        self.late_data = late_data;
+        self
+    }
+
+    /// Buffers an element, or counts it and returns it as late when `timestamp +
+    /// allowed_lateness <= watermark`.
     #[inline]
-    pub fn process_element(
-        &mut self,
-        key: K,
-        value: T,
-        timestamp: Timestamp,
-    ) -> Option<LateElement<K, T>> {
+    fn offer(&mut self, key: K, value: T, timestamp: Timestamp) -> Option<(K, T)> {
         if time::add(timestamp, self.allowed_lateness) <= self.watermark {
             self.late_elements += 1;
-            return Some(LateElement {
-                key,
-                value,
-                timestamp,
-                watermark: self.watermark,
-            });
+            return Some((key, value));
         }
         if self.in_order.back().is_none_or(|last| last.0 <= timestamp) {
             self.in_order
@@ -155,24 +145,11 @@ where
         None
     }
 
-    /// Advances the watermark (ignored unless later than the current one): releases buffered
-    /// elements up to `watermark - allowed_lateness` in event-time order (stable for equal
-    /// timestamps) and fires the windows that time reached.
-    #[inline]
-    pub fn process_watermark<O>(&mut self, watermark: Timestamp, out: &mut O)
-    where
-        O: KeyWindowOutput<K, P::Out>,
-    {
-        if watermark > self.watermark {
-            self.release(watermark, out);
-        }
-    }
-
     /// Takes the later watermark `watermark`: releases what it passed and advances the
     /// processor's time (see [`EventTime::process_watermark`]).
     fn release<O>(&mut self, watermark: Timestamp, out: &mut O)
     where
-        O: KeyWindowOutput<K, P::Out>,
+        O: WindowOutput<K, TimeWindow, T, P::Out> + ?Sized,
     {
         self.watermark = watermark;
         let release_to = time::sub(watermark, self.allowed_lateness);
@@ -210,11 +187,6 @@ where
         Some((timestamp, key, value))
     }
 
-    /// The current watermark.
-    pub fn current_watermark(&self) -> Timestamp {
-        self.watermark
-    }
-
     /// Elements waiting in the buffer.
     pub fn buffered(&self) -> usize {
         self.in_order.len() + self.buffer.len()
@@ -225,18 +197,96 @@ where
         self.late_elements
     }
 
-    /// The processor's counters.
-    pub fn metrics(&self) -> KeyWindowMetrics {
+    /// The processor's own counters (key windows created, inheritance ...).
+    pub fn key_window_metrics(&self) -> KeyWindowMetrics {
         self.inner.metrics()
-    }
-
-    /// Windows (or slices) currently held.
-    pub fn live_windows(&self) -> usize {
-        self.inner.live_windows()
     }
 
     /// The wrapped processor.
     pub fn inner(&self) -> &P {
         &self.inner
+    }
+}
+
+impl<P, K, T> WindowComputation<K, T> for EventTime<P, K, T>
+where
+    P: InOrderWindows<K, T>,
+{
+    type Window = TimeWindow;
+    type Output = P::Out;
+
+    /// Buffers the element until the watermark passes it; a late element is counted and, with
+    /// [`LateDataPolicy::SideOutput`], emitted at once.
+    ///
+    /// # Errors
+    /// [`ElementError::MissingTimestamp`] for `i64::MIN`; [`ElementError::TimestampOutOfRange`]
+    /// within one window (size + slide) of either end of `i64`.
+    #[inline]
+    fn process_element(
+        &mut self,
+        key: K,
+        element: T,
+        timestamp: Timestamp,
+        out: &mut dyn WindowOutput<K, TimeWindow, T, P::Out>,
+    ) -> Result<(), ElementError> {
+        check_timestamp(self.inner.geometry(), timestamp)?;
+        if let Some((key, element)) = self.offer(key, element, timestamp) {
+            if self.late_data == LateDataPolicy::SideOutput {
+                out.late(key, timestamp, element, self.watermark);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn process_watermark(
+        &mut self,
+        watermark: Timestamp,
+        out: &mut dyn WindowOutput<K, TimeWindow, T, P::Out>,
+    ) -> bool {
+        if watermark > self.watermark {
+            self.release(watermark, out);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Event time: the wall clock changes nothing.
+    fn advance_wall_clock(
+        &mut self,
+        _now: Timestamp,
+        _out: &mut dyn WindowOutput<K, TimeWindow, T, P::Out>,
+    ) {
+    }
+
+    fn next_processing_time_timer(&self) -> Option<Timestamp> {
+        None
+    }
+
+    fn current_watermark(&self) -> Timestamp {
+        self.watermark
+    }
+
+    fn metrics(&self) -> WindowMetrics {
+        let m = self.inner.metrics();
+        WindowMetrics {
+            late_elements: self.late_elements,
+            late_side_output: if self.late_data == LateDataPolicy::SideOutput {
+                self.late_elements
+            } else {
+                0
+            },
+            ..m.into()
+        }
+    }
+
+    fn live_state(&self) -> LiveState {
+        LiveState {
+            keys: self.inner.live_keys(),
+            windows: self.inner.live_windows(),
+            buffered: self.buffered(),
+            timers: 0,
+        }
     }
 }

@@ -22,7 +22,7 @@
 //!
 //! The output is the native sliding-window output restricted to the key windows, plus one
 //! *empty* result whenever a key's window becomes empty, so that a downstream store can expire
-//! the key ([`KeyWindowResult::Empty`]). At most `2n` windows exist for `n` elements, against up
+//! the key ([`WindowOutput::emptied`]). At most `2n` windows exist for `n` elements, against up
 //! to `n * p / k` native ones; both counts are kept ([`KeyWindowMetrics`]).
 //!
 //! [`KeyWindows`] needs its elements in time order, which processing time gives by construction
@@ -34,20 +34,24 @@
 
 mod event_time;
 mod keys;
+mod processing_time;
 mod schedule;
 mod slice_log;
 pub mod sliced;
 
 use keys::KeySlots;
 
-pub use event_time::{EventTime, EventTimeKeyWindows, EventTimeSlicedWindows, LateElement};
+pub use event_time::{EventTime, EventTimeKeyWindows, EventTimeSlicedWindows};
+pub use processing_time::{ProcessingTime, ProcessingTimeKeyWindows, ProcessingTimeSlicedWindows};
 pub use sliced::{EmitMode, SlicedWindows};
 
 use std::collections::BTreeMap;
 use std::hash::Hash;
 
 use timer_service::TimerQueue;
-use window_core::{AggregateFunction, TimeWindow, Timestamp, Window};
+use window_core::{
+    AggregateFunction, ElementError, TimeWindow, Timestamp, Window, WindowMetrics, WindowOutput,
+};
 
 /// Errors of this crate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,27 +92,6 @@ impl std::fmt::Display for KeyWindowError {
 
 impl std::error::Error for KeyWindowError {}
 
-/// A key window result.
-#[derive(Clone, Debug, PartialEq)]
-pub enum KeyWindowResult<O> {
-    /// The window's aggregate.
-    Value(O),
-    /// The key's window became empty: its last element left. Native windows emit nothing here.
-    Empty,
-}
-
-/// Receives key-window results, in firing order.
-pub trait KeyWindowOutput<K, O> {
-    /// The window `window` of `key` fired at `time` (its max timestamp passed).
-    fn result(&mut self, key: &K, window: TimeWindow, result: KeyWindowResult<O>);
-}
-
-impl<K: Clone, O> KeyWindowOutput<K, O> for Vec<(K, TimeWindow, KeyWindowResult<O>)> {
-    fn result(&mut self, key: &K, window: TimeWindow, result: KeyWindowResult<O>) {
-        self.push((key.clone(), window, result));
-    }
-}
-
 /// Counters of a key-window processor.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KeyWindowMetrics {
@@ -130,6 +113,42 @@ pub struct KeyWindowMetrics {
     pub in_no_window: u64,
 }
 
+impl From<KeyWindowMetrics> for WindowMetrics {
+    /// The common counters: key windows (or slices) as windows created, results (empty ones
+    /// included) as windows fired. Late elements are the event-time wrapper's to count.
+    fn from(m: KeyWindowMetrics) -> Self {
+        WindowMetrics {
+            elements: m.elements,
+            windows_created: m.key_windows_created,
+            native_windows: m.native_windows,
+            windows_fired: m.results_emitted,
+            empty_results: m.empty_results,
+            late_elements: 0,
+            late_side_output: 0,
+            elements_in_no_window: m.in_no_window,
+        }
+    }
+}
+
+/// Key windows and sliced windows track windows up to one window (size + slide) after an
+/// element: refuse elements whose windows would not fit in `i64`, and `i64::MIN`, Flink's "no
+/// timestamp".
+pub(crate) fn check_timestamp(g: SlidingGeometry, t: Timestamp) -> Result<(), ElementError> {
+    if t == Timestamp::MIN {
+        return Err(ElementError::MissingTimestamp);
+    }
+    // One window (size + slide) from either end: windows there would start before i64::MIN or
+    // end after i64::MAX, which key windows and sliced windows cannot represent as Flink would.
+    let margin = g.size().saturating_add(g.slide());
+    if t > Timestamp::MAX - margin || t < Timestamp::MIN + margin {
+        return Err(ElementError::TimestampOutOfRange {
+            timestamp: t,
+            size: g.size(),
+        });
+    }
+    Ok(())
+}
+
 /// A sliding-window processor that takes its elements in time order ([`KeyWindows`],
 /// [`SlicedWindows`]); [`EventTime`] puts a reordering buffer in front of one.
 pub trait InOrderWindows<K, T> {
@@ -141,7 +160,7 @@ pub trait InOrderWindows<K, T> {
     ///
     /// # Errors
     /// [`KeyWindowError::OutOfOrder`] if `time` is before the current time (nothing changes).
-    fn process<O: KeyWindowOutput<K, Self::Out>>(
+    fn process<O: WindowOutput<K, TimeWindow, T, Self::Out> + ?Sized>(
         &mut self,
         key: K,
         value: T,
@@ -150,13 +169,23 @@ pub trait InOrderWindows<K, T> {
     ) -> Result<(), KeyWindowError>;
 
     /// Moves time to `time` (never back), firing every window whose max timestamp is `<= time`.
-    fn advance_time<O: KeyWindowOutput<K, Self::Out>>(&mut self, time: Timestamp, out: &mut O);
+    fn advance_time<O: WindowOutput<K, TimeWindow, T, Self::Out> + ?Sized>(
+        &mut self,
+        time: Timestamp,
+        out: &mut O,
+    );
 
     /// The counters so far.
     fn metrics(&self) -> KeyWindowMetrics;
 
     /// Windows (or slices) currently held.
     fn live_windows(&self) -> usize;
+
+    /// Keys currently holding state.
+    fn live_keys(&self) -> usize;
+
+    /// The window geometry.
+    fn geometry(&self) -> SlidingGeometry;
 
     /// The current time.
     fn current_time(&self) -> Timestamp;
@@ -386,7 +415,7 @@ where
         out: &mut O,
     ) -> Result<(), KeyWindowError>
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         if time < self.time {
             return Err(KeyWindowError::OutOfOrder {
@@ -472,7 +501,7 @@ where
     /// from.
     pub fn advance_time<O>(&mut self, time: Timestamp, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         self.time = self.time.max(time);
         // Only timers up to `time`: after an element at t, windows ending at t may still get
@@ -497,7 +526,7 @@ where
 
     fn fire_window<O>(&mut self, slot: u32, start: i64, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         let g = self.geometry;
         let Some(state) = self.keys.get_mut(slot) else {
@@ -507,14 +536,16 @@ where
             return;
         };
         w.fired = true;
-        let result = if w.elements == 0 {
+        let window = g.window(start);
+        // Key windows fire when time passes their end; the watermark is not tracked per result.
+        let at = window.max_timestamp();
+        if w.elements == 0 {
             self.metrics.empty_results += 1;
-            KeyWindowResult::Empty
+            out.emptied(&state.key, &window, at);
         } else {
-            KeyWindowResult::Value(self.function.get_result(&w.acc))
-        };
+            out.result(&state.key, &window, self.function.get_result(&w.acc), at);
+        }
         self.metrics.results_emitted += 1;
-        out.result(&state.key, g.window(start), result);
         // A left key window created at time t may inherit from this one while t < end + size.
         let drop_at = g.window(start).end().saturating_add(g.size);
         self.retire.register(drop_at, slot, start);
@@ -547,7 +578,7 @@ where
 {
     type Out = F::Out;
 
-    fn process<O: KeyWindowOutput<K, F::Out>>(
+    fn process<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
         &mut self,
         key: K,
         value: T,
@@ -557,7 +588,11 @@ where
         KeyWindows::process(self, key, value, time, out)
     }
 
-    fn advance_time<O: KeyWindowOutput<K, F::Out>>(&mut self, time: Timestamp, out: &mut O) {
+    fn advance_time<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
+        &mut self,
+        time: Timestamp,
+        out: &mut O,
+    ) {
         KeyWindows::advance_time(self, time, out);
     }
 
@@ -567,6 +602,14 @@ where
 
     fn live_windows(&self) -> usize {
         KeyWindows::live_windows(self)
+    }
+
+    fn live_keys(&self) -> usize {
+        KeyWindows::live_keys(self)
+    }
+
+    fn geometry(&self) -> SlidingGeometry {
+        KeyWindows::geometry(self)
     }
 
     fn current_time(&self) -> Timestamp {
@@ -618,12 +661,49 @@ fn inheritance_source<K, A>(g: &SlidingGeometry, state: &KeyState<K, A>, left: i
     }
 }
 
+/// A collecting output for the unit tests: key-window results as the contract states them.
+#[cfg(test)]
+pub(crate) mod test_output {
+    use window_core::{TimeWindow, Timestamp, WindowOutput};
+
+    /// A value, or the window became empty.
+    #[derive(Clone, Debug, PartialEq)]
+    pub(crate) enum KeyWindowResult<O> {
+        Value(O),
+        Empty,
+    }
+
+    /// Results in firing order.
+    #[derive(Debug)]
+    pub(crate) struct Rows<K, O>(pub(crate) Vec<(K, TimeWindow, KeyWindowResult<O>)>);
+
+    impl<K, O> Rows<K, O> {
+        pub(crate) fn new() -> Self {
+            Self(Vec::new())
+        }
+    }
+
+    impl<K: Clone, T, O> WindowOutput<K, TimeWindow, T, O> for Rows<K, O> {
+        fn result(&mut self, key: &K, window: &TimeWindow, result: O, _: Timestamp) {
+            self.0
+                .push((key.clone(), *window, KeyWindowResult::Value(result)));
+        }
+        fn late(&mut self, _: K, _: Timestamp, _: T, _: Timestamp) {
+            unreachable!("in-order processors have no late elements")
+        }
+        fn emptied(&mut self, key: &K, window: &TimeWindow, _: Timestamp) {
+            self.0.push((key.clone(), *window, KeyWindowResult::Empty));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_output::{KeyWindowResult, Rows};
     use super::*;
     use window_core::NumericAggregate;
 
-    type Out = Vec<(&'static str, TimeWindow, KeyWindowResult<Option<f64>>)>;
+    type Out = Rows<&'static str, Option<f64>>;
 
     #[test]
     fn worked_example_of_the_contract() {
@@ -633,13 +713,13 @@ mod tests {
             SlidingGeometry::new(4, 1, 0).unwrap(),
             NumericAggregate::Count,
         );
-        let mut out: Out = Vec::new();
+        let mut out: Out = Rows::new();
         for t in [0, 5, 10, 11] {
             kw.process("a", 1.0, t, &mut out).unwrap();
         }
         kw.advance_time(i64::MAX, &mut out);
         let v = |n: f64| KeyWindowResult::Value(Some(n));
-        let expected: Out = vec![
+        let expected = vec![
             ("a", TimeWindow::new(-3, 1), v(1.0)),                  // L(0)
             ("a", TimeWindow::new(1, 5), KeyWindowResult::Empty),   // R(0), empty
             ("a", TimeWindow::new(2, 6), v(1.0)),                   // L(5)
@@ -649,7 +729,7 @@ mod tests {
             ("a", TimeWindow::new(11, 15), v(1.0)),                 // R(10): 11
             ("a", TimeWindow::new(12, 16), KeyWindowResult::Empty), // R(11), empty
         ];
-        assert_eq!(out, expected);
+        assert_eq!(out.0, expected);
         let m = kw.metrics();
         assert_eq!(
             (m.key_windows_created, m.native_windows, m.results_emitted),
@@ -668,11 +748,11 @@ mod tests {
             SlidingGeometry::new(4, 1, 0).unwrap(),
             NumericAggregate::Sum,
         );
-        let mut out: Out = Vec::new();
+        let mut out: Out = Rows::new();
         kw.process("a", 5.0, 0, &mut out).unwrap();
         kw.process("a", 7.0, 2, &mut out).unwrap();
         assert_eq!(
-            out,
+            out.0,
             vec![(
                 "a",
                 TimeWindow::new(-3, 1),
@@ -681,7 +761,7 @@ mod tests {
         );
         kw.advance_time(2, &mut out);
         assert_eq!(
-            out.last().unwrap(),
+            out.0.last().unwrap(),
             &(
                 "a",
                 TimeWindow::new(-1, 3),
@@ -697,7 +777,7 @@ mod tests {
             SlidingGeometry::new(4, 1, 0).unwrap(),
             NumericAggregate::Sum,
         );
-        let mut out: Out = Vec::new();
+        let mut out: Out = Rows::new();
         kw.process("a", 1.0, 10, &mut out).unwrap();
         assert_eq!(
             kw.process("a", 1.0, 9, &mut out),

@@ -29,15 +29,12 @@
 use std::collections::VecDeque;
 use std::hash::Hash;
 
-use window_core::{AggregateFunction, TimeWindow, Timestamp, Window};
+use window_core::{AggregateFunction, TimeWindow, Timestamp, Window, WindowOutput};
 
 use crate::keys::KeySlots;
 use crate::schedule::FireSchedule;
 use crate::slice_log::{SegmentWindows, SliceLog};
-use crate::{
-    count_new_windows, InOrderWindows, KeyWindowError, KeyWindowMetrics, KeyWindowOutput,
-    KeyWindowResult, SlidingGeometry,
-};
+use crate::{count_new_windows, InOrderWindows, KeyWindowError, KeyWindowMetrics, SlidingGeometry};
 
 /// Which windows a [`SlicedWindows`] emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -271,15 +268,16 @@ impl SliceFacts {
 ///
 /// # Examples
 /// ```
-/// use keywindow::{EmitMode, KeyWindowResult, SlicedWindows, SlidingGeometry};
-/// use window_core::{NumericAggregate, TimeWindow};
+/// use keywindow::{EmitMode, SlicedWindows, SlidingGeometry};
+/// use window_core::{Emitted, NumericAggregate, TimeWindow};
 /// let g = SlidingGeometry::new(4, 1, 0)?;
 /// let mut all = SlicedWindows::new(g, NumericAggregate::Sum, EmitMode::AllWindows);
-/// let mut out = Vec::new();
+/// let mut out: Vec<Emitted<&str, TimeWindow, f64, Option<f64>>> = Vec::new();
 /// all.process("a", 2.0, 0, &mut out)?;
 /// all.advance_time(i64::MAX, &mut out);
 /// assert_eq!(out.len(), 4); // [-3,1), [-2,2), [-1,3), [0,4): every window holding the element
-/// assert_eq!(out[3], ("a", TimeWindow::new(0, 4), KeyWindowResult::Value(Some(2.0))));
+/// let window = TimeWindow::new(0, 4);
+/// assert_eq!(out[3], Emitted::Result { key: "a", window, result: Some(2.0), watermark: 3 });
 /// # Ok::<(), keywindow::KeyWindowError>(())
 /// ```
 pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
@@ -450,7 +448,7 @@ where
         out: &mut O,
     ) -> Result<(), KeyWindowError>
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         if time < self.time {
             return Err(KeyWindowError::OutOfOrder {
@@ -572,7 +570,7 @@ where
     #[inline]
     pub fn advance_time<O>(&mut self, time: Timestamp, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         self.time = self.time.max(time);
         if time >= self.wake {
@@ -586,7 +584,7 @@ where
     #[inline(never)]
     fn fire_due<O>(&mut self, time: Timestamp, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         if time >= self.due_until || time < self.due_until_from {
             (self.due_index, self.due_until) = self.geometry.due_index(time);
@@ -660,7 +658,7 @@ where
     /// All windows: fires the due entries of the schedule.
     fn fire_all_windows<O>(&mut self, time: Timestamp, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         while let Some((index, mut entries)) = self.fire.take_due(self.due_index) {
             for (slot, start) in entries.drain(..) {
@@ -683,7 +681,7 @@ where
     /// Changes: fires every key whose slices enter or leave at a due window, window by window.
     fn fire_changes<O>(&mut self, time: Timestamp, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         let mut firing = std::mem::take(&mut self.firing);
         while let Some((index, start)) = self.log.next_window() {
@@ -705,7 +703,7 @@ where
     /// round already; a key left without slices is forgotten.
     fn fire_change<O>(&mut self, slot: u32, start: i64, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         let f = &self.function;
         let Some(state) = self.keys.get_mut(slot) else {
@@ -718,11 +716,12 @@ where
         self.live_slices -= state.evict_before(f, start);
         let window = self.geometry.window(start);
         self.metrics.results_emitted += 1;
+        let at = window.max_timestamp();
         match state.aggregate(f) {
-            Some(r) => out.result(&state.key, window, KeyWindowResult::Value(r)),
+            Some(r) => out.result(&state.key, &window, r, at),
             None => {
                 self.metrics.empty_results += 1;
-                out.result(&state.key, window, KeyWindowResult::Empty);
+                out.emptied(&state.key, &window, at);
                 self.idle.push(slot);
             }
         }
@@ -730,7 +729,7 @@ where
 
     fn fire_window<O>(&mut self, slot: u32, index: i64, start: i64, out: &mut O)
     where
-        O: KeyWindowOutput<K, F::Out>,
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         let g = self.geometry;
         let f = &self.function;
@@ -747,7 +746,7 @@ where
             .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
         if let Some(r) = state.aggregate(f) {
             self.metrics.results_emitted += 1;
-            out.result(&state.key, window, KeyWindowResult::Value(r));
+            out.result(&state.key, &window, r, window.max_timestamp());
         }
         if let Some(n) = state.next {
             let next_index = if start.checked_add(g.slide()) == Some(n) {
@@ -789,7 +788,7 @@ where
     type Out = F::Out;
 
     #[inline]
-    fn process<O: KeyWindowOutput<K, F::Out>>(
+    fn process<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
         &mut self,
         key: K,
         value: T,
@@ -800,7 +799,11 @@ where
     }
 
     #[inline]
-    fn advance_time<O: KeyWindowOutput<K, F::Out>>(&mut self, time: Timestamp, out: &mut O) {
+    fn advance_time<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
+        &mut self,
+        time: Timestamp,
+        out: &mut O,
+    ) {
         SlicedWindows::advance_time(self, time, out);
     }
 
@@ -812,6 +815,14 @@ where
         self.live_slices
     }
 
+    fn live_keys(&self) -> usize {
+        SlicedWindows::live_keys(self)
+    }
+
+    fn geometry(&self) -> SlidingGeometry {
+        self.geometry
+    }
+
     fn current_time(&self) -> Timestamp {
         self.time
     }
@@ -820,6 +831,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_output::{KeyWindowResult, Rows};
     use window_core::NumericAggregate;
 
     #[test]
@@ -861,7 +873,7 @@ mod tests {
         let g = SlidingGeometry::new(20_000, 10_000, 0).unwrap();
         for emit in [EmitMode::AllWindows, EmitMode::Changes] {
             let mut s = SlicedWindows::new(g, NumericAggregate::Sum, emit);
-            let mut out: Vec<(u32, TimeWindow, KeyWindowResult<Option<f64>>)> = Vec::new();
+            let mut out = Rows::<u32, Option<f64>>::new();
             let n = 3 * BATCH_LIMIT as i64 + 17;
             for i in 0..n {
                 s.process((i % 3) as u32, i as f64, i, &mut out).unwrap();
@@ -869,7 +881,7 @@ mod tests {
             s.advance_time(i64::MAX, &mut out);
             for key in 0..3_u32 {
                 let expected: f64 = (0..n).filter(|i| i % 3 == i64::from(key)).sum::<i64>() as f64;
-                let first = out.iter().find(|o| o.0 == key).expect("a result per key");
+                let first = out.0.iter().find(|o| o.0 == key).expect("a result per key");
                 assert_eq!(first.1, TimeWindow::new(-10_000, 10_000), "{emit:?}");
                 assert_eq!(first.2, KeyWindowResult::Value(Some(expected)), "{emit:?}");
             }
@@ -882,14 +894,14 @@ mod tests {
         // docs/keywindow.md: p = 4, k = 1, elements at 0, 5, 10, 11: the same 8 results.
         let g = SlidingGeometry::new(4, 1, 0).unwrap();
         let mut s = SlicedWindows::new(g, NumericAggregate::Count, EmitMode::Changes);
-        let mut out: Vec<(&str, TimeWindow, KeyWindowResult<Option<f64>>)> = Vec::new();
+        let mut out = Rows::<&str, Option<f64>>::new();
         for t in [0, 5, 10, 11] {
             s.process("a", 1.0, t, &mut out).unwrap();
         }
         s.advance_time(i64::MAX, &mut out);
-        let starts: Vec<i64> = out.iter().map(|o| o.1.start()).collect();
+        let starts: Vec<i64> = out.0.iter().map(|o| o.1.start()).collect();
         assert_eq!(starts, [-3, 1, 2, 6, 7, 8, 11, 12]);
-        assert_eq!(out[5].2, KeyWindowResult::Value(Some(2.0)));
+        assert_eq!(out.0[5].2, KeyWindowResult::Value(Some(2.0)));
         assert_eq!(s.metrics().empty_results, 3);
         assert_eq!(s.live_keys(), 0);
         assert_eq!(s.live_slices(), 0);

@@ -12,12 +12,68 @@
 use std::collections::BTreeMap;
 
 use keywindow::{
-    EmitMode, EventTimeKeyWindows, EventTimeSlicedWindows, KeyWindowResult, KeyWindows,
-    SlicedWindows, SlidingGeometry,
+    EmitMode, EventTimeKeyWindows, EventTimeSlicedWindows, KeyWindows, SlicedWindows,
+    SlidingGeometry,
 };
-use window_assigners::{SlidingWindows, TimeDomain, WindowAssigner};
-use window_core::{NumericAggregate, TimeWindow};
-use window_operator::{Emitted, Incremental, OperatorConfig, WindowOperator};
+use window_assigners::{DefaultTrigger, SlidingWindows, TimeDomain};
+use window_core::{LateDataPolicy, NumericAggregate, TimeWindow, Timestamp, WindowOutput};
+use window_operator::{Emitted, Incremental, OperatorConfig, WindowComputation, WindowOperator};
+
+/// A key-window result as the contract states it: a value, or the window became empty.
+#[derive(Clone, Debug, PartialEq)]
+enum KeyWindowResult<O> {
+    Value(O),
+    Empty,
+}
+
+/// Collects key-window output in order, and late elements apart.
+#[derive(Debug, Default)]
+struct Keyed {
+    rows: Vec<(u32, TimeWindow, KeyWindowResult<Option<f64>>)>,
+    late: Vec<(u32, Timestamp, Timestamp)>,
+}
+
+impl Keyed {
+    fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl std::ops::Deref for Keyed {
+    type Target = Vec<(u32, TimeWindow, KeyWindowResult<Option<f64>>)>;
+    fn deref(&self) -> &Self::Target {
+        &self.rows
+    }
+}
+
+impl IntoIterator for Keyed {
+    type Item = (u32, TimeWindow, KeyWindowResult<Option<f64>>);
+    type IntoIter = std::vec::IntoIter<Self::Item>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.rows.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Keyed {
+    type Item = &'a (u32, TimeWindow, KeyWindowResult<Option<f64>>);
+    type IntoIter = std::slice::Iter<'a, (u32, TimeWindow, KeyWindowResult<Option<f64>>)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.rows.iter()
+    }
+}
+
+impl WindowOutput<u32, TimeWindow, f64, Option<f64>> for Keyed {
+    fn result(&mut self, key: &u32, window: &TimeWindow, result: Option<f64>, _: Timestamp) {
+        self.rows
+            .push((*key, *window, KeyWindowResult::Value(result)));
+    }
+    fn late(&mut self, key: u32, timestamp: Timestamp, _: f64, watermark: Timestamp) {
+        self.late.push((key, timestamp, watermark));
+    }
+    fn emptied(&mut self, key: &u32, window: &TimeWindow, _: Timestamp) {
+        self.rows.push((*key, *window, KeyWindowResult::Empty));
+    }
+}
 
 struct Rng(u64);
 
@@ -42,7 +98,6 @@ struct Case {
 }
 
 type Native = BTreeMap<(u32, i64), Option<f64>>;
-type Keyed = Vec<(u32, TimeWindow, KeyWindowResult<Option<f64>>)>;
 type KeyedResult = (TimeWindow, KeyWindowResult<Option<f64>>);
 
 /// The native operator's results per (key, window start); each window fires once (lateness 0,
@@ -50,7 +105,7 @@ type KeyedResult = (TimeWindow, KeyWindowResult<Option<f64>>);
 fn native(case: Case, arrivals: &[(i64, u32, f64)], delay: i64) -> (Native, u64) {
     let assigner =
         SlidingWindows::new(case.size, case.slide, case.offset, TimeDomain::EventTime).unwrap();
-    let trigger = WindowAssigner::<f64>::default_trigger(&assigner);
+    let trigger = assigner.default_trigger();
     let mut op = WindowOperator::new(
         assigner,
         trigger,
@@ -233,14 +288,15 @@ fn event_time_key_windows_equal_native_with_out_of_order_input() {
         let mut keyed = Keyed::new();
         let mut max = i64::MIN;
         for &(t, k, v) in &arrivals {
-            assert!(kw.process_element(k, v, t).is_none(), "{case:?}: {t} late");
+            kw.process_element(k, v, t, &mut keyed).unwrap();
             max = max.max(t);
             kw.process_watermark(max - delay - 1, &mut keyed);
         }
         kw.process_watermark(i64::MAX, &mut keyed);
         check_equivalence(case, &native, &keyed);
+        assert!(keyed.late.is_empty(), "{case:?}: late elements");
         assert_eq!(kw.metrics().native_windows, native_created, "{case:?}");
-        assert!(kw.metrics().key_windows_created <= 2 * n as u64);
+        assert!(kw.metrics().windows_created <= 2 * n as u64);
     }
 }
 
@@ -275,14 +331,17 @@ fn exactly_two_windows_per_element_for_keys_sparser_than_the_window() {
 #[test]
 fn late_elements_are_handed_back_in_event_time() {
     let geometry = SlidingGeometry::new(10, 5, 0).unwrap();
-    let mut kw = EventTimeKeyWindows::new(geometry, NumericAggregate::Sum, 0);
+    let mut kw = EventTimeKeyWindows::new(geometry, NumericAggregate::Sum, 0)
+        .with_late_data(LateDataPolicy::SideOutput);
     let mut out = Keyed::new();
-    assert!(kw.process_element(0, 1.0, 100).is_none());
+    kw.process_element(0, 1.0, 100, &mut out).unwrap();
     kw.process_watermark(100, &mut out);
+    assert!(out.late.is_empty());
     // Scenario B36: a@3 after WM 100 is late and creates no window state.
-    let late = kw.process_element(0, 1.0, 3).expect("late");
-    assert_eq!((late.timestamp, late.watermark), (3, 100));
+    kw.process_element(0, 1.0, 3, &mut out).unwrap();
+    assert_eq!(out.late, [(0, 3, 100)]);
     assert_eq!(kw.late_elements(), 1);
+    assert_eq!(kw.metrics().late_side_output, 1);
     kw.process_watermark(i64::MAX, &mut out);
     assert!(out.iter().all(|(_, w, _)| w.start() > 3));
 }
@@ -385,11 +444,12 @@ fn event_time_sliced_windows_equal_native_with_out_of_order_input() {
         let mut out = Keyed::new();
         let mut max = i64::MIN;
         for &(t, k, v) in &arrivals {
-            assert!(sliced.process_element(k, v, t).is_none());
+            sliced.process_element(k, v, t, &mut out).unwrap();
             max = max.max(t);
             sliced.process_watermark(max - delay - 1, &mut out);
         }
         sliced.process_watermark(i64::MAX, &mut out);
+        assert_eq!(sliced.late_elements(), 0, "{case:?}: late elements");
         let got: Native = out
             .into_iter()
             .map(|(k, w, r)| match r {
@@ -591,20 +651,22 @@ fn sliced_windows_at_scale_equal_native_and_key_windows_in_event_time() {
                 Some(emit) => {
                     let mut s = EventTimeSlicedWindows::new(geometry, case.agg, emit, 0);
                     for &(t, k, v) in &arrivals {
-                        assert!(s.process_element(k, v, t).is_none());
+                        s.process_element(k, v, t, &mut out).unwrap();
                         max = max.max(t);
                         s.process_watermark(max - delay - 1, &mut out);
                     }
                     s.process_watermark(i64::MAX, &mut out);
+                    assert_eq!(s.late_elements(), 0, "late elements");
                 }
                 None => {
                     let mut s = EventTimeKeyWindows::new(geometry, case.agg, 0);
                     for &(t, k, v) in &arrivals {
-                        assert!(s.process_element(k, v, t).is_none());
+                        s.process_element(k, v, t, &mut out).unwrap();
                         max = max.max(t);
                         s.process_watermark(max - delay - 1, &mut out);
                     }
                     s.process_watermark(i64::MAX, &mut out);
+                    assert_eq!(s.late_elements(), 0, "late elements");
                 }
             }
             out

@@ -28,8 +28,10 @@ pub use time_windows::{SlidingWindows, TumblingWindows};
 
 use std::fmt::Debug;
 
+pub use window_core::{ElementError, TimeDomain};
+
 use window_core::{GlobalWindow, Timestamp, Window};
-use window_triggers::AnyTrigger;
+use window_triggers::{EndOfStreamTrigger, NeverTrigger, TimeTrigger};
 
 /// Most windows one element may be assigned to (`size / slide` of a sliding window). Larger
 /// configurations are rejected at construction instead of exhausting memory per element
@@ -83,42 +85,10 @@ pub enum AssignerError {
         /// `ceil(size / slide)`.
         per_element: i64,
     },
-    /// An element without a timestamp (`i64::MIN`, Flink's "no timestamp" marker) reached an
-    /// event-time assigner.
-    #[error("element has no timestamp (i64::MIN) but the window assigner uses event time; assign timestamps before windowing")]
-    MissingTimestamp,
-    /// An element so close to `i64::MIN` or `i64::MAX` that its windows (and the windows after
-    /// them that key windows and sliced windows track) cannot be represented.
-    #[error(
-        "timestamp {timestamp} is too close to the end of the i64 range for windows of {size} ms"
-    )]
-    TimestampOutOfRange {
-        /// The element's timestamp.
-        timestamp: Timestamp,
-        /// The window size in ms.
-        size: i64,
-    },
-    /// A dynamic session gap extractor returned a gap that is not positive for one element.
-    #[error("dynamic session gap must be a positive whole number of ms, got {gap} ms for the element at {timestamp}")]
-    InvalidDynamicGap {
-        /// The returned gap in ms.
-        gap: i64,
-        /// The element's timestamp.
-        timestamp: Timestamp,
-    },
 }
 
 /// This crate's result type.
 pub type Result<T> = std::result::Result<T, AssignerError>;
-
-/// Whether an assigner follows event time or processing time.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum TimeDomain {
-    /// The element's own timestamp; windows close when the watermark passes them.
-    EventTime,
-    /// The operator's clock when the element arrives; windows close when the clock passes them.
-    ProcessingTime,
-}
 
 /// Groups of windows to merge, as a merging assigner reports them: for each group, the window
 /// it becomes and its members (Flink's `MergingWindowAssigner.MergeCallback#merge(toBeMerged,
@@ -227,18 +197,15 @@ pub trait WindowAssigner<T> {
     /// the operator's clock, both in ms.
     ///
     /// # Errors
-    /// [`AssignerError::MissingTimestamp`] for an element at `i64::MIN` in event time;
-    /// [`AssignerError::InvalidDynamicGap`] for a dynamic gap that is not positive.
+    /// [`ElementError::MissingTimestamp`] for an element at `i64::MIN` in event time;
+    /// [`ElementError::InvalidDynamicGap`] for a dynamic gap that is not positive.
     fn assign_windows(
         &self,
         element: &T,
         timestamp: Timestamp,
         processing_time: Timestamp,
         out: &mut Vec<Self::Window>,
-    ) -> Result<()>;
-
-    /// The trigger used when the user sets none.
-    fn default_trigger(&self) -> AnyTrigger<T>;
+    ) -> std::result::Result<(), ElementError>;
 
     /// Whether windows close by the watermark (`true`) or by the processing-time clock.
     fn is_event_time(&self) -> bool;
@@ -262,34 +229,65 @@ pub trait WindowAssigner<T> {
     fn describe(&self) -> String;
 }
 
+/// The trigger an assigner's windows get when the user sets none (Flink's
+/// `WindowAssigner.getDefaultTrigger`).
+///
+/// A trait of its own, not generic over the element type, so that `assigner.default_trigger()`
+/// needs no annotation, and typed: each assigner names the trigger it gives.
+///
+/// # Examples
+/// ```
+/// use window_assigners::{DefaultTrigger, GlobalWindows, TimeDomain, TumblingWindows};
+/// use window_core::TimeDomain as Domain;
+/// let tumbling = TumblingWindows::new(10, 0, TimeDomain::EventTime)?;
+/// assert_eq!(tumbling.default_trigger().domain(), Domain::EventTime);
+/// let _never: window_triggers::NeverTrigger = GlobalWindows::create().default_trigger();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait DefaultTrigger {
+    /// The trigger's type.
+    type Trigger;
+
+    /// The trigger used when the user sets none.
+    fn default_trigger(&self) -> Self::Trigger;
+}
+
 /// One global window for everything (Flink's `GlobalWindows`). Not an event-time assigner, so
 /// nothing is ever late and nothing is cleaned up. The default trigger never fires, unless the
 /// assigner was made with [`GlobalWindows::with_end_of_stream_trigger`].
 #[derive(Clone, Copy, Debug, Default)]
-pub struct GlobalWindows {
-    end_of_stream: bool,
+pub struct GlobalWindows<Tr = NeverTrigger> {
+    trigger: Tr,
 }
 
 impl GlobalWindows {
     /// Global windows with the never-firing default trigger (`GlobalWindows.create()`).
     #[must_use]
-    pub fn create() -> Self {
-        Self {
-            end_of_stream: false,
+    pub fn create() -> GlobalWindows<NeverTrigger> {
+        GlobalWindows {
+            trigger: NeverTrigger,
         }
     }
 
     /// Global windows whose default trigger fires once at the end of a bounded input
     /// (`GlobalWindows.createWithEndOfStreamTrigger()`).
     #[must_use]
-    pub fn with_end_of_stream_trigger() -> Self {
-        Self {
-            end_of_stream: true,
+    pub fn with_end_of_stream_trigger() -> GlobalWindows<EndOfStreamTrigger> {
+        GlobalWindows {
+            trigger: EndOfStreamTrigger::default(),
         }
     }
 }
 
-impl<T> WindowAssigner<T> for GlobalWindows {
+impl<Tr: Clone> DefaultTrigger for GlobalWindows<Tr> {
+    type Trigger = Tr;
+
+    fn default_trigger(&self) -> Tr {
+        self.trigger.clone()
+    }
+}
+
+impl<T, Tr> WindowAssigner<T> for GlobalWindows<Tr> {
     type Window = GlobalWindow;
 
     fn assign_windows(
@@ -298,17 +296,9 @@ impl<T> WindowAssigner<T> for GlobalWindows {
         _timestamp: Timestamp,
         _processing_time: Timestamp,
         out: &mut Vec<GlobalWindow>,
-    ) -> Result<()> {
+    ) -> std::result::Result<(), ElementError> {
         out.push(GlobalWindow);
         Ok(())
-    }
-
-    fn default_trigger(&self) -> AnyTrigger<T> {
-        if self.end_of_stream {
-            AnyTrigger::EventTime
-        } else {
-            AnyTrigger::Never
-        }
     }
 
     fn is_event_time(&self) -> bool {
@@ -320,12 +310,9 @@ impl<T> WindowAssigner<T> for GlobalWindows {
     }
 }
 
-/// The default trigger for a time domain: event time or processing time at the window end.
-fn time_trigger<T>(domain: TimeDomain) -> AnyTrigger<T> {
-    match domain {
-        TimeDomain::EventTime => AnyTrigger::EventTime,
-        TimeDomain::ProcessingTime => AnyTrigger::ProcessingTime,
-    }
+/// The default trigger of a time-window assigner: the window end in its domain.
+fn time_trigger(domain: TimeDomain) -> TimeTrigger {
+    TimeTrigger::new(domain)
 }
 
 /// The timestamp a time-domain assigner windows by.
@@ -333,11 +320,9 @@ fn domain_time(
     domain: TimeDomain,
     timestamp: Timestamp,
     processing_time: Timestamp,
-) -> Result<Timestamp> {
+) -> std::result::Result<Timestamp, ElementError> {
     match domain {
-        TimeDomain::EventTime if timestamp == Timestamp::MIN => {
-            Err(AssignerError::MissingTimestamp)
-        }
+        TimeDomain::EventTime if timestamp == Timestamp::MIN => Err(ElementError::MissingTimestamp),
         TimeDomain::EventTime => Ok(timestamp),
         TimeDomain::ProcessingTime => Ok(processing_time),
     }

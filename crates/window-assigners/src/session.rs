@@ -4,10 +4,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use window_core::{TimeWindow, Timestamp};
-use window_triggers::AnyTrigger;
+use window_triggers::TimeTrigger;
 
 use crate::{
-    domain_time, positive, time_trigger, AssignerError, Merges, Result, TimeDomain, WindowAssigner,
+    domain_time, positive, time_trigger, DefaultTrigger, ElementError, Merges, Result, TimeDomain,
+    WindowAssigner,
 };
 
 /// How long a session stays open after an element: fixed, or computed per element.
@@ -46,7 +47,7 @@ impl<T> fmt::Debug for SessionGap<T> {
 /// s.merge_windows(&mut windows, &mut merges);
 /// let groups: Vec<_> = merges.iter().collect();
 /// assert_eq!(groups, [(TimeWindow::new(1, 11), &[TimeWindow::new(1, 6), TimeWindow::new(6, 11)][..])]);
-/// # Ok::<(), window_assigners::AssignerError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct SessionWindows<T> {
@@ -77,6 +78,16 @@ impl<T> SessionWindows<T> {
     }
 }
 
+impl<T> DefaultTrigger for SessionWindows<T> {
+    type Trigger = TimeTrigger;
+
+    /// [`TimeTrigger`] of the assigner's domain (Flink's `EventTimeTrigger` or
+    /// `ProcessingTimeTrigger`).
+    fn default_trigger(&self) -> TimeTrigger {
+        time_trigger(self.domain)
+    }
+}
+
 impl<T> WindowAssigner<T> for SessionWindows<T> {
     type Window = TimeWindow;
 
@@ -86,14 +97,14 @@ impl<T> WindowAssigner<T> for SessionWindows<T> {
         timestamp: Timestamp,
         processing_time: Timestamp,
         out: &mut Vec<TimeWindow>,
-    ) -> Result<()> {
+    ) -> std::result::Result<(), ElementError> {
         let t = domain_time(self.domain, timestamp, processing_time)?;
         let gap = match &self.gap {
             SessionGap::Static(g) => *g,
             SessionGap::Dynamic(f) => {
                 let g = f(element);
                 if g <= 0 {
-                    return Err(AssignerError::InvalidDynamicGap {
+                    return Err(ElementError::InvalidDynamicGap {
                         gap: g,
                         timestamp: t,
                     });
@@ -103,10 +114,6 @@ impl<T> WindowAssigner<T> for SessionWindows<T> {
         };
         out.push(TimeWindow::new(t, t.saturating_add(gap)));
         Ok(())
-    }
-
-    fn default_trigger(&self) -> AnyTrigger<T> {
-        time_trigger(self.domain)
     }
 
     fn is_event_time(&self) -> bool {
@@ -216,7 +223,7 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(
             s.assign_windows(&0.0, 5, 0, &mut out),
-            Err(AssignerError::InvalidDynamicGap {
+            Err(ElementError::InvalidDynamicGap {
                 gap: 0,
                 timestamp: 5
             })

@@ -1,11 +1,11 @@
 //! Tumbling and sliding windows: fixed-size windows aligned to the epoch plus an offset.
 
 use window_core::{TimeWindow, Timestamp};
-use window_triggers::AnyTrigger;
+use window_triggers::TimeTrigger;
 
 use crate::{
-    domain_time, positive, time_trigger, AssignerError, Result, TimeDomain, WindowAssigner,
-    MAX_WINDOWS_PER_ELEMENT,
+    domain_time, positive, time_trigger, AssignerError, DefaultTrigger, ElementError, Result,
+    TimeDomain, WindowAssigner, MAX_WINDOWS_PER_ELEMENT,
 };
 
 /// Non-overlapping windows of a fixed size (Flink's `TumblingEventTimeWindows` and
@@ -22,7 +22,7 @@ use crate::{
 /// WindowAssigner::<f64>::assign_windows(&w, &0.0, 7, 0, &mut out)?;
 /// assert_eq!(out, [TimeWindow::new(7, 17)]);
 /// assert!(TumblingWindows::new(10, 10, TimeDomain::EventTime).is_err());
-/// # Ok::<(), window_assigners::AssignerError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct TumblingWindows {
@@ -66,6 +66,16 @@ impl TumblingWindows {
     }
 }
 
+impl DefaultTrigger for TumblingWindows {
+    type Trigger = TimeTrigger;
+
+    /// [`TimeTrigger`] of the assigner's domain (Flink's `EventTimeTrigger` or
+    /// `ProcessingTimeTrigger`).
+    fn default_trigger(&self) -> TimeTrigger {
+        time_trigger(self.domain)
+    }
+}
+
 impl<T> WindowAssigner<T> for TumblingWindows {
     type Window = TimeWindow;
 
@@ -75,15 +85,11 @@ impl<T> WindowAssigner<T> for TumblingWindows {
         timestamp: Timestamp,
         processing_time: Timestamp,
         out: &mut Vec<TimeWindow>,
-    ) -> Result<()> {
+    ) -> std::result::Result<(), ElementError> {
         let t = domain_time(self.domain, timestamp, processing_time)?;
         let start = TimeWindow::window_start_with_offset(t, self.offset, self.size);
         out.push(TimeWindow::new(start, start.saturating_add(self.size)));
         Ok(())
-    }
-
-    fn default_trigger(&self) -> AnyTrigger<T> {
-        time_trigger(self.domain)
     }
 
     fn is_event_time(&self) -> bool {
@@ -110,7 +116,7 @@ impl<T> WindowAssigner<T> for TumblingWindows {
 /// let mut out = Vec::new();
 /// WindowAssigner::<f64>::assign_windows(&w, &0.0, 12_000, 0, &mut out)?;
 /// assert_eq!(out, [TimeWindow::new(10_000, 20_000), TimeWindow::new(5_000, 15_000)]);
-/// # Ok::<(), window_assigners::AssignerError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SlidingWindows {
@@ -172,6 +178,16 @@ impl SlidingWindows {
     }
 }
 
+impl DefaultTrigger for SlidingWindows {
+    type Trigger = TimeTrigger;
+
+    /// [`TimeTrigger`] of the assigner's domain (Flink's `EventTimeTrigger` or
+    /// `ProcessingTimeTrigger`).
+    fn default_trigger(&self) -> TimeTrigger {
+        time_trigger(self.domain)
+    }
+}
+
 impl<T> WindowAssigner<T> for SlidingWindows {
     type Window = TimeWindow;
 
@@ -181,7 +197,7 @@ impl<T> WindowAssigner<T> for SlidingWindows {
         timestamp: Timestamp,
         processing_time: Timestamp,
         out: &mut Vec<TimeWindow>,
-    ) -> Result<()> {
+    ) -> std::result::Result<(), ElementError> {
         let t = domain_time(self.domain, timestamp, processing_time)?;
         let last_start = TimeWindow::window_start_with_offset(t, self.offset, self.slide);
         // Work in i128 so that windows near i64::MIN/MAX neither wrap nor loop forever.
@@ -197,10 +213,6 @@ impl<T> WindowAssigner<T> for SlidingWindows {
             start -= i128::from(self.slide);
         }
         Ok(())
-    }
-
-    fn default_trigger(&self) -> AnyTrigger<T> {
-        time_trigger(self.domain)
     }
 
     fn is_event_time(&self) -> bool {
@@ -308,7 +320,7 @@ mod tests {
         assert!(assign(&w, i64::MIN + 1).iter().all(|x| x.start() < 0));
         let mut out = Vec::new();
         let err = WindowAssigner::<f64>::assign_windows(&w, &0.0, i64::MIN, 0, &mut out);
-        assert_eq!(err, Err(AssignerError::MissingTimestamp));
+        assert_eq!(err, Err(ElementError::MissingTimestamp));
     }
 
     #[test]

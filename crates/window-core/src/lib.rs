@@ -4,7 +4,8 @@
 //! evaluated as a whole. This crate defines what a window is ([`Window`], [`TimeWindow`],
 //! [`GlobalWindow`]), what a trigger decides ([`TriggerResult`]), how time arithmetic behaves at
 //! the edges of `i64` ([`time`]), and how elements are folded into a result
-//! ([`AggregateFunction`], [`ReduceFunction`]).
+//! ([`AggregateFunction`], [`ReduceFunction`]), and the one interface every windowed computation
+//! offers and the one interface its results go to ([`WindowComputation`], [`WindowOutput`]).
 //!
 //! It follows Flink's `org.apache.flink.streaming.api.windowing.windows` package and
 //! `org.apache.flink.api.common.functions.AggregateFunction`. All timestamps and durations are
@@ -15,11 +16,16 @@
 #![forbid(unsafe_code)]
 
 pub mod aggregate;
+pub mod computation;
 pub mod time;
 pub mod window;
 
 pub use aggregate::{
     AggregateFunction, NumericAcc, NumericAggregate, NumericStats, ReduceAggregate, ReduceFunction,
 };
+pub use computation::{
+    Converted, ElementError, Emitted, LateDataPolicy, LiveState, TimeDomain, WindowComputation,
+    WindowMetrics, WindowOutput,
+};
 pub use time::{Timestamp, MAX_WATERMARK, MIN_WATERMARK};
-pub use window::{GlobalWindow, TimeWindow, TimestampedValue, TriggerResult, Window};
+pub use window::{AnyWindow, GlobalWindow, TimeWindow, TimestampedValue, TriggerResult, Window};

@@ -140,6 +140,53 @@ impl Window for GlobalWindow {
     }
 }
 
+/// A time window or the global window: the window type of code that chooses the window
+/// assigner at run time (a job read from a command line or a file), so that results of either
+/// kind have one type.
+///
+/// # Examples
+/// ```
+/// use window_core::{AnyWindow, GlobalWindow, TimeWindow, Window};
+/// assert_eq!(AnyWindow::from(TimeWindow::new(0, 10)).bounds(), Some((0, 10)));
+/// assert_eq!(AnyWindow::from(GlobalWindow).max_timestamp(), i64::MAX);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum AnyWindow {
+    /// A [`TimeWindow`].
+    Time(TimeWindow),
+    /// The [`GlobalWindow`].
+    Global,
+}
+
+impl Window for AnyWindow {
+    fn max_timestamp(&self) -> Timestamp {
+        match self {
+            AnyWindow::Time(w) => w.max_timestamp(),
+            AnyWindow::Global => GlobalWindow.max_timestamp(),
+        }
+    }
+
+    fn bounds(&self) -> Option<(Timestamp, Timestamp)> {
+        match self {
+            AnyWindow::Time(w) => w.bounds(),
+            AnyWindow::Global => None,
+        }
+    }
+}
+
+impl From<TimeWindow> for AnyWindow {
+    fn from(w: TimeWindow) -> Self {
+        AnyWindow::Time(w)
+    }
+}
+
+impl From<GlobalWindow> for AnyWindow {
+    fn from(_: GlobalWindow) -> Self {
+        AnyWindow::Global
+    }
+}
+
 /// What a trigger tells the window operator to do with a window (Flink's `TriggerResult`).
 ///
 /// *Fire* evaluates the window function on the current contents and emits the result; *purge*

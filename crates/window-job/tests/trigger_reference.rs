@@ -1,4 +1,4 @@
-//! Randomized comparison of the run-time configured [`JobOperator`] (event time, `list`
+//! Randomized comparison of the run-time configured job computation ([`window_job::build`]) (event time, `list`
 //! aggregate, late side output) with a reference model written from the behavioural model of
 //! Flink's `WindowOperator` / `EvictingWindowOperator` in `tests/conformance/flink/README.md`
 //! and from the semantics of Flink's built-in triggers and evictors, for every non-default
@@ -30,10 +30,9 @@ use common::{assign, gen_windows, Rng, Windows};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use window_assigners::TimeDomain;
 use window_core::Timestamp;
-use window_job::{JobAggregate, JobOperator, JobResult, JobSink, JobSpec, WindowSpec};
-use window_operator::LateDataPolicy;
+use window_core::{AnyWindow, LateDataPolicy, Window, WindowOutput};
+use window_job::{build, JobAggregate, JobResult, JobSpec, WindowSpec};
 
 const CASES: u64 = 5_000;
 
@@ -461,11 +460,11 @@ fn key_index(key: &str) -> usize {
     KEYS.iter().position(|k| *k == key).expect("known key")
 }
 
-impl JobSink for Collect {
+impl WindowOutput<String, AnyWindow, f64, JobResult> for Collect {
     fn result(
         &mut self,
-        key: &str,
-        window: Option<(Timestamp, Timestamp)>,
+        key: &String,
+        window: &AnyWindow,
         result: JobResult,
         watermark: Timestamp,
     ) {
@@ -475,7 +474,7 @@ impl JobSink for Collect {
         self.0.push((
             key_index(key),
             Rec::Result {
-                window: window.expect("time window"),
+                window: window.bounds().expect("time window"),
                 values,
                 wm: watermark,
             },
@@ -495,35 +494,32 @@ impl JobSink for Collect {
 }
 
 fn spec_of(case: &Case) -> JobSpec {
-    JobSpec {
-        window: match case.windows {
-            Windows::Tumbling { size, offset } => WindowSpec::Tumbling { size, offset },
-            Windows::Sliding {
-                size,
-                slide,
-                offset,
-            } => WindowSpec::Sliding {
-                size,
-                slide,
-                offset,
-            },
+    let window = match case.windows {
+        Windows::Tumbling { size, offset } => WindowSpec::Tumbling { size, offset },
+        Windows::Sliding {
+            size,
+            slide,
+            offset,
+        } => WindowSpec::Sliding {
+            size,
+            slide,
+            offset,
         },
-        trigger: case.trigger_text.parse().expect("trigger parses"),
-        time: TimeDomain::EventTime,
-        allowed_lateness: case.lateness,
-        late_data: LateDataPolicy::SideOutput,
-        aggregate: JobAggregate::List,
-        strategy: Default::default(),
-        evictor: case
-            .evictor_text
-            .as_ref()
-            .map(|e| e.parse().expect("evictor parses")),
-    }
+    };
+    let mut spec = JobSpec::new(window, JobAggregate::List);
+    spec.trigger = case.trigger_text.parse().expect("trigger parses");
+    spec.allowed_lateness = case.lateness;
+    spec.late_data = LateDataPolicy::SideOutput;
+    spec.evictor = case
+        .evictor_text
+        .as_ref()
+        .map(|e| e.parse().expect("evictor parses"));
+    spec
 }
 
 /// Runs the operator; returns its records and the window states left at the end.
 fn run_operator(case: &Case) -> (Vec<(usize, Rec)>, usize) {
-    let mut op = JobOperator::new(&spec_of(case)).expect("valid job");
+    let mut op = build::<String>(&spec_of(case)).expect("valid job");
     let mut sink = Collect::default();
     for e in &case.events {
         match *e {
@@ -536,7 +532,7 @@ fn run_operator(case: &Case) -> (Vec<(usize, Rec)>, usize) {
         }
     }
     op.process_watermark(i64::MAX, &mut sink);
-    (sink.0, op.live_windows())
+    (sink.0, op.live_state().windows)
 }
 
 /// Compares one key's records; records of one group are compared as a multiset.

@@ -182,6 +182,21 @@ impl<T: Clone> Evictor<T> for AnyEvictor<T> {
     }
 }
 
+/// No evictor, or one: `None` evicts nothing (a window function that keeps its elements and may
+/// or may not evict, chosen at run time).
+impl<T, E: Evictor<T>> Evictor<T> for Option<E> {
+    fn evict(
+        &self,
+        elements: &mut Vec<TimestampedValue<T>>,
+        moment: EvictMoment,
+        ctx: &FireContext,
+    ) {
+        if let Some(e) = self {
+            e.evict(elements, moment, ctx);
+        }
+    }
+}
+
 /// A window function that keeps the elements, applies an evictor around `f`, and keeps only
 /// what the evictor left (Flink's `EvictingWindowOperator`).
 ///

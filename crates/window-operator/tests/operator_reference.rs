@@ -23,7 +23,9 @@ use std::collections::BTreeMap;
 
 use window_assigners::{SlidingWindows, TimeDomain, TumblingWindows, WindowAssigner};
 use window_core::{TimeWindow, Timestamp, TimestampedValue, Window};
-use window_operator::{Emitted, FullWindow, LateDataPolicy, OperatorConfig, WindowOperator};
+use window_operator::{
+    Emitted, FullWindow, LateDataPolicy, OperatorConfig, WindowComputation, WindowOperator,
+};
 use window_triggers::AnyTrigger;
 
 type Contents = Vec<(Timestamp, f64)>;
@@ -162,7 +164,9 @@ impl Model {
 
 fn key_of(r: &Record) -> &'static str {
     match r {
-        Emitted::Result { key, .. } | Emitted::Late { key, .. } => key,
+        Emitted::Result { key, .. } | Emitted::Late { key, .. } | Emitted::Emptied { key, .. } => {
+            key
+        }
     }
 }
 

@@ -13,7 +13,8 @@ use window_assigners::{
 use window_core::{GlobalWindow, NumericAggregate, TimeWindow, Timestamp, TimestampedValue};
 use window_operator::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 use window_operator::{
-    Emitted, FullWindow, Incremental, LateDataPolicy, OperatorConfig, OperatorError, WindowOperator,
+    ElementError, Emitted, FullWindow, Incremental, LateDataPolicy, OperatorConfig, OperatorError,
+    WindowComputation, WindowOperator,
 };
 use window_triggers::{
     AnyTrigger, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
@@ -362,13 +363,9 @@ impl WindowAssigner<f64> for ShrinkingMerge {
         timestamp: Timestamp,
         _processing_time: Timestamp,
         out: &mut Vec<TimeWindow>,
-    ) -> window_assigners::Result<()> {
+    ) -> Result<(), ElementError> {
         out.push(tw(timestamp, timestamp + 10));
         Ok(())
-    }
-
-    fn default_trigger(&self) -> AnyTrigger<f64> {
-        AnyTrigger::EventTime
     }
 
     fn is_event_time(&self) -> bool {
@@ -409,8 +406,8 @@ fn b19_merge_behind_watermark_is_an_error_and_late_merging_window_is_cleared() {
     let err = op.process_element("a", 1.0, 5, &mut out).unwrap_err();
     assert_eq!(
         err,
-        OperatorError::MergeBehindTime {
-            domain: "event-time",
+        ElementError::MergeBehindTime {
+            domain: TimeDomain::EventTime,
             current: 3,
             start: 0,
             end: 4,
@@ -885,10 +882,7 @@ fn b45_missing_timestamps_and_non_positive_sizes_are_rejected() {
         WindowOperator::new(tumbling(10), AnyTrigger::EventTime, sum(), config(0, true)).unwrap();
     let mut out: Out<TimeWindow, Option<f64>> = Vec::new();
     let err = op.process_element("a", 1.0, MIN, &mut out).unwrap_err();
-    assert_eq!(
-        err,
-        OperatorError::Assigner(AssignerError::MissingTimestamp)
-    );
+    assert_eq!(err, ElementError::MissingTimestamp);
     assert!(err.to_string().contains("no timestamp"), "{err}");
     assert_eq!(op.metrics().elements, 0, "the element is not counted");
     assert_eq!((op.live_windows(), op.live_keys()), (0, 0), "nor added");
@@ -905,13 +899,13 @@ fn b45_missing_timestamps_and_non_positive_sizes_are_rejected() {
         WindowOperator::new(sliding, AnyTrigger::EventTime, sum(), config(0, false)).unwrap();
     assert_eq!(
         op.process_element("a", 1.0, MIN, &mut out),
-        Err(OperatorError::Assigner(AssignerError::MissingTimestamp))
+        Err(ElementError::MissingTimestamp)
     );
     let mut op =
         WindowOperator::new(sessions(5), AnyTrigger::EventTime, sum(), config(0, false)).unwrap();
     assert_eq!(
         op.process_element("a", 1.0, MIN, &mut out),
-        Err(OperatorError::Assigner(AssignerError::MissingTimestamp))
+        Err(ElementError::MissingTimestamp)
     );
     assert_eq!((op.metrics().elements, op.live_windows()), (0, 0));
 
@@ -975,17 +969,17 @@ fn b45_missing_timestamps_and_non_positive_sizes_are_rejected() {
     let mut out: Out<TimeWindow, Option<f64>> = Vec::new();
     assert_eq!(
         op.process_element("a", 0.0, 5, &mut out),
-        Err(OperatorError::Assigner(AssignerError::InvalidDynamicGap {
+        Err(ElementError::InvalidDynamicGap {
             gap: 0,
             timestamp: 5
-        }))
+        })
     );
     assert_eq!(
         op.process_element("a", -2.0, 5, &mut out),
-        Err(OperatorError::Assigner(AssignerError::InvalidDynamicGap {
+        Err(ElementError::InvalidDynamicGap {
             gap: -2,
             timestamp: 5
-        }))
+        })
     );
     assert_eq!((op.metrics().elements, op.live_windows()), (0, 0));
     op.process_element("a", 3.0, 6, &mut out).unwrap();

@@ -1,10 +1,10 @@
 //! [`AnyTrigger`]: every built-in trigger behind one type, for triggers chosen at run time.
 
-use window_core::{Timestamp, TriggerResult, Window};
+use window_core::{TimeDomain, Timestamp, TriggerResult, Window};
 
 use crate::builtin::{
     ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger,
-    EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
+    EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, TimeTrigger,
 };
 use crate::{Trigger, TriggerContext};
 
@@ -208,6 +208,33 @@ impl<T: Clone + std::fmt::Debug, W: Window> Trigger<T, W> for AnyTrigger<T> {
                     Trigger::<T, W>::describe(inner.as_ref())
                 )
             }
+        }
+    }
+}
+
+impl<T> From<EventTimeTrigger> for AnyTrigger<T> {
+    fn from(_: EventTimeTrigger) -> Self {
+        AnyTrigger::EventTime
+    }
+}
+
+impl<T> From<ProcessingTimeTrigger> for AnyTrigger<T> {
+    fn from(_: ProcessingTimeTrigger) -> Self {
+        AnyTrigger::ProcessingTime
+    }
+}
+
+impl<T> From<NeverTrigger> for AnyTrigger<T> {
+    fn from(_: NeverTrigger) -> Self {
+        AnyTrigger::Never
+    }
+}
+
+impl<T> From<TimeTrigger> for AnyTrigger<T> {
+    fn from(t: TimeTrigger) -> Self {
+        match t.domain() {
+            TimeDomain::EventTime => AnyTrigger::EventTime,
+            TimeDomain::ProcessingTime => AnyTrigger::ProcessingTime,
         }
     }
 }

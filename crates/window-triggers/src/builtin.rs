@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use window_core::{time, Timestamp, TriggerResult, Window};
+use window_core::{time, TimeDomain, Timestamp, TriggerResult, Window};
 
 use crate::{Trigger, TriggerContext};
 
@@ -149,6 +149,116 @@ impl<T, W: Window> Trigger<T, W> for ProcessingTimeTrigger {
         "ProcessingTimeTrigger".to_owned()
     }
 }
+
+/// Fires when time reaches the window's max timestamp in the given time domain: an
+/// [`EventTimeTrigger`] in event time, a [`ProcessingTimeTrigger`] in processing time. It is
+/// what Flink's time-window assigners return from `getDefaultTrigger` (the event-time flavours
+/// an `EventTimeTrigger`, the processing-time flavours a `ProcessingTimeTrigger`), for assigners
+/// whose domain is chosen at run time.
+///
+/// # Examples
+/// ```
+/// use window_core::TimeDomain;
+/// use window_triggers::TimeTrigger;
+/// assert_eq!(TimeTrigger::new(TimeDomain::EventTime).domain(), TimeDomain::EventTime);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeTrigger {
+    domain: TimeDomain,
+}
+
+impl TimeTrigger {
+    /// The window-end trigger of `domain`.
+    #[must_use]
+    pub const fn new(domain: TimeDomain) -> Self {
+        Self { domain }
+    }
+
+    /// The time domain it fires in.
+    #[must_use]
+    pub const fn domain(&self) -> TimeDomain {
+        self.domain
+    }
+}
+
+/// Calls `$call` with `$t` bound to the trigger of the domain.
+macro_rules! by_domain {
+    ($self:expr, |$t:ident| $call:expr) => {
+        match $self.domain {
+            TimeDomain::EventTime => {
+                let $t = EventTimeTrigger;
+                $call
+            }
+            TimeDomain::ProcessingTime => {
+                let $t = ProcessingTimeTrigger;
+                $call
+            }
+        }
+    };
+}
+
+impl<T, W: Window> Trigger<T, W> for TimeTrigger {
+    type State = ();
+
+    fn on_element<C: TriggerContext>(
+        &self,
+        element: &T,
+        timestamp: Timestamp,
+        window: &W,
+        state: &mut (),
+        ctx: &mut C,
+    ) -> TriggerResult {
+        by_domain!(self, |t| t
+            .on_element(element, timestamp, window, state, ctx))
+    }
+
+    fn on_event_time<C: TriggerContext>(
+        &self,
+        time: Timestamp,
+        window: &W,
+        state: &mut (),
+        ctx: &mut C,
+    ) -> TriggerResult {
+        by_domain!(self, |t| Trigger::<T, W>::on_event_time(
+            &t, time, window, state, ctx
+        ))
+    }
+
+    fn on_processing_time<C: TriggerContext>(
+        &self,
+        time: Timestamp,
+        window: &W,
+        state: &mut (),
+        ctx: &mut C,
+    ) -> TriggerResult {
+        by_domain!(self, |t| Trigger::<T, W>::on_processing_time(
+            &t, time, window, state, ctx
+        ))
+    }
+
+    fn can_merge(&self) -> bool {
+        true
+    }
+
+    fn on_merge<C: TriggerContext>(&self, window: &W, merged: &[()], state: &mut (), ctx: &mut C) {
+        by_domain!(self, |t| Trigger::<T, W>::on_merge(
+            &t, window, merged, state, ctx
+        ));
+    }
+
+    fn clear<C: TriggerContext>(&self, window: &W, state: &mut (), ctx: &mut C) {
+        by_domain!(self, |t| Trigger::<T, W>::clear(&t, window, state, ctx));
+    }
+
+    fn describe(&self) -> String {
+        by_domain!(self, |t| Trigger::<T, W>::describe(&t))
+    }
+}
+
+/// The trigger of Flink's `GlobalWindows.createWithEndOfStreamTrigger()`: it fires the global
+/// window once, at the final `i64::MAX` watermark of a bounded input. On the global window this
+/// is exactly what an [`EventTimeTrigger`] does (its max timestamp is `i64::MAX`).
+pub type EndOfStreamTrigger = EventTimeTrigger;
 
 /// Fires once the window has received `count` elements since it last fired, and resets the
 /// count (Flink's `CountTrigger`). It never fires on time: leftover elements of an event-time

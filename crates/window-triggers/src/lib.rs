@@ -14,6 +14,7 @@
 //! |---|---|---|
 //! | [`EventTimeTrigger`] | `EventTimeTrigger` | when the watermark reaches the window's max timestamp |
 //! | [`ProcessingTimeTrigger`] | `ProcessingTimeTrigger` | when the clock reaches the window's max timestamp |
+//! | [`TimeTrigger`] | the time-window assigners' `getDefaultTrigger` | either of the two above, by time domain |
 //! | [`CountTrigger`] | `CountTrigger` | every N elements |
 //! | [`PurgingTrigger`] | `PurgingTrigger` | when its inner trigger fires, and purges |
 //! | [`NeverTrigger`] | `GlobalWindows.NeverTrigger` | never |
@@ -32,7 +33,8 @@ mod builtin;
 pub use any::{AnyTrigger, AnyTriggerState};
 pub use builtin::{
     ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaFunction,
-    DeltaTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger,
+    DeltaTrigger, EndOfStreamTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
+    PurgingTrigger, TimeTrigger,
 };
 pub use window_core::TriggerResult;
 

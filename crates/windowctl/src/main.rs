@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use engine::assigners::{AssignerError, TimeDomain};
+use engine::assigners::TimeDomain;
+use engine::core::{AnyWindow, ElementError, Window, WindowOutput};
 use engine::io::{
     create_output, format_number, open_source, same_file, spawn_reader, DeadLetterWriter,
     ErrorPolicy, Event, EventReader, FieldNames, InputError, InputErrorKind, InputFormat,
@@ -24,11 +25,10 @@ use engine::io::{
 };
 use engine::job::duration::parse_duration;
 use engine::job::{
-    EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, Strategy, TriggerSpec,
-    WindowSpec,
+    Computation, EvictorSpec, JobAggregate, JobResult, JobSpec, Strategy, TriggerSpec, WindowSpec,
 };
 use engine::keywindow::EmitMode;
-use engine::operator::{LateDataPolicy, OperatorError};
+use engine::operator::LateDataPolicy;
 use engine::timers::{Clock, SystemClock};
 use engine::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 
@@ -304,32 +304,36 @@ struct OutputSink {
     error: Option<std::io::Error>,
 }
 
-impl JobSink for OutputSink {
-    fn result(
-        &mut self,
-        key: &str,
-        window: Option<(i64, i64)>,
-        result: JobResult,
-        _watermark: i64,
-    ) {
+impl OutputSink {
+    fn write(&mut self, key: &str, window: &AnyWindow, value: Option<f64>, empty: bool) {
         if self.error.is_some() {
             return;
         }
-        let (value, empty) = match result {
-            JobResult::Number(v) => (v, false),
-            JobResult::Empty => (None, true),
-            // windowctl offers numeric aggregates only.
-            JobResult::List(_) | JobResult::Elements(_) => (None, false),
-        };
+        let bounds = window.bounds();
         let record = ResultRecord {
             key,
-            window_start: window.map(|w| w.0),
-            window_end: window.map(|w| w.1),
+            window_start: bounds.map(|w| w.0),
+            window_end: bounds.map(|w| w.1),
             result: value,
         };
         if let Err(e) = self.results.write_key_window_result(&record, empty) {
             self.error = Some(e);
         }
+    }
+}
+
+impl WindowOutput<String, AnyWindow, f64, JobResult> for OutputSink {
+    fn result(&mut self, key: &String, window: &AnyWindow, result: JobResult, _watermark: i64) {
+        let value = match result {
+            JobResult::Number(v) => v,
+            // windowctl offers numeric aggregates only.
+            JobResult::List(_) | JobResult::Elements(_) => None,
+        };
+        self.write(key, window, value, false);
+    }
+
+    fn emptied(&mut self, key: &String, window: &AnyWindow, _watermark: i64) {
+        self.write(key, window, None, true);
     }
 
     fn late(&mut self, key: String, timestamp: i64, value: f64, watermark: i64) {
@@ -370,8 +374,6 @@ struct Plan {
     out_of_orderness: i64,
     watermark_interval: i64,
     idle_timeout: Option<i64>,
-    window_all: bool,
-    max_window_states: usize,
     /// Field names, for error reports about an element.
     time_field: String,
     value_field: String,
@@ -478,6 +480,8 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         aggregate,
         evictor: args.evictor,
         strategy: strategy_with_emit(args.strategy, args.emit)?,
+        window_all: args.window_all,
+        max_window_states: Some(args.max_window_states),
     };
     Ok(Plan {
         inputs,
@@ -493,8 +497,6 @@ fn plan(args: &RunArgs) -> Result<Plan> {
                 d => Some(d),
             },
         },
-        window_all: args.window_all,
-        max_window_states: args.max_window_states,
         time_field: args.time_field.clone(),
         value_field: args.value_field.clone(),
     })
@@ -509,8 +511,7 @@ struct Counts {
 
 fn run(args: RunArgs) -> Result<()> {
     let plan = plan(&args)?;
-    let mut op = JobOperator::new(&plan.spec).map_err(|e| anyhow!("{e}"))?;
-    op.set_max_window_states(Some(plan.max_window_states));
+    let mut op: Computation<String> = engine::job::build(&plan.spec).map_err(|e| anyhow!("{e}"))?;
     let fields = FieldNames {
         time: args.time_field.clone(),
         key: args.key_field.clone(),
@@ -638,7 +639,7 @@ fn next_message(inputs: &[Input], wait: Duration) -> Option<(usize, SourceMessag
 /// combination ([`WatermarkCombiner`]), with idleness when `--idle-timeout` is set.
 fn drive(
     plan: &Plan,
-    op: &mut JobOperator,
+    op: &mut Computation<String>,
     readers: Vec<EventReader>,
     sink: &mut OutputSink,
     policy: &mut ErrorPolicy,
@@ -676,7 +677,7 @@ fn drive(
     while inputs.iter().any(|i| !i.done) {
         let now = now_ms();
         if processing {
-            op.advance_processing_time(now, sink);
+            op.advance_wall_clock(now, sink);
             sink.check()?;
         }
         // Wake up for the next processing-time timer, periodic watermark or idleness check.
@@ -703,7 +704,7 @@ fn drive(
                 let input = &mut inputs[i];
                 combiner.on_activity(i, now);
                 if processing {
-                    op.advance_processing_time(clock.now_ms(), sink);
+                    op.advance_wall_clock(clock.now_ms(), sink);
                 } else {
                     input.generator.on_event(e.timestamp);
                 }
@@ -713,17 +714,20 @@ fn drive(
                     value,
                     line: e_line,
                 } = e;
-                let key = if plan.window_all { String::new() } else { key };
                 // Only a dynamic session gap can reject an element; keep its key for the report.
                 let key_copy =
                     (plan.spec.window == WindowSpec::DynamicSession).then(|| key.clone());
                 match op.process_element(key, value, timestamp, sink) {
                     Ok(()) => {}
-                    Err(OperatorError::Assigner(err)) => {
+                    Err(
+                        err @ (ElementError::MissingTimestamp
+                        | ElementError::TimestampOutOfRange { .. }
+                        | ElementError::InvalidDynamicGap { .. }),
+                    ) => {
                         counts.rejected_by_operator += 1;
                         let field = match err {
-                            AssignerError::MissingTimestamp
-                            | AssignerError::TimestampOutOfRange { .. } => &plan.time_field,
+                            ElementError::MissingTimestamp
+                            | ElementError::TimestampOutOfRange { .. } => &plan.time_field,
                             _ => &plan.value_field,
                         };
                         let input_error = InputError {
@@ -732,7 +736,7 @@ fn drive(
                             field: Some(field.clone()),
                             message: match err {
                                 // The gap is the value read as ms (0 when it is not whole).
-                                AssignerError::InvalidDynamicGap { .. } => format!(
+                                ElementError::InvalidDynamicGap { .. } => format!(
                                     "value {} is not a positive whole number of ms, which --window session:value needs as the session gap",
                                     format_number(value)
                                 ),
@@ -746,7 +750,7 @@ fn drive(
                         };
                         policy.handle(input_error).map_err(|e| anyhow!("{e}"))?;
                     }
-                    Err(e @ OperatorError::TooManyWindowStates { .. }) => {
+                    Err(e @ ElementError::TooManyWindowStates { .. }) => {
                         bail!("{e} (--max-window-states): use --strategy sliced:changes or keywindow (results only where they change; --strategy sliced keeps few states but still writes every window), or raise the limit")
                     }
                     Err(e) => return Err(anyhow!("{e}")),
@@ -806,7 +810,7 @@ fn peak_memory_kb() -> Option<u64> {
 
 fn summary(
     plan: &Plan,
-    op: &JobOperator,
+    op: &Computation<String>,
     counts: &Counts,
     policy: &ErrorPolicy,
     results: u64,
@@ -840,7 +844,8 @@ fn summary(
         "windowctl: bad input lines skipped: {} (rejected by the assigner: {}); watermark delay {} ms",
         policy.skipped, counts.rejected_by_operator, plan.out_of_orderness
     );
-    if let Some(k) = op.key_window_metrics() {
+    if plan.spec.strategy != Strategy::Native {
+        let k = m;
         let created = if plan.spec.strategy == Strategy::KeyWindow {
             "key windows"
         } else {
@@ -849,25 +854,26 @@ fn summary(
         let _ = writeln!(
             err,
             "windowctl: {created} created: {}; the native operator would create: {} windows ({:.1}x); results emitted: {} ({} empty)",
-            k.key_windows_created,
+            k.windows_created,
             k.native_windows,
-            k.native_windows as f64 / (k.key_windows_created.max(1)) as f64,
-            k.results_emitted,
+            k.native_windows as f64 / (k.windows_created.max(1)) as f64,
+            k.windows_fired,
             k.empty_results
         );
     }
-    if plan.spec.time == TimeDomain::EventTime && op.live_windows() > 0 {
+    let live_windows = op.live_state().windows;
+    if plan.spec.time == TimeDomain::EventTime && live_windows > 0 {
         let _ = writeln!(
             err,
             "windowctl: {} window states remain at end of input: global windows are never cleaned up, and elements added after their last firing were not emitted (as in Flink)",
-            op.live_windows()
+            live_windows
         );
     }
-    if plan.spec.time == TimeDomain::ProcessingTime && op.live_windows() > 0 {
+    if plan.spec.time == TimeDomain::ProcessingTime && live_windows > 0 {
         let _ = writeln!(
             err,
             "windowctl: {} processing-time windows were still open at end of input and did not fire (as in Flink)",
-            op.live_windows()
+            live_windows
         );
     }
 }

@@ -15,9 +15,9 @@
 //! exception says ([`same_rejection`]).
 
 use engine::assigners::TimeDomain;
+use engine::core::{AnyWindow, Window, WindowOutput};
 use engine::job::{
-    EvictorSpec, JobAggregate, JobOperator, JobResult, JobSink, JobSpec, SpecError, TriggerSpec,
-    WindowSpec,
+    EvictorSpec, JobAggregate, JobResult, JobSpec, SpecError, TriggerSpec, WindowSpec,
 };
 use engine::operator::{EvictMoment, LateDataPolicy, OperatorError};
 use serde_json::{json, Value};
@@ -30,9 +30,9 @@ struct Recorder {
     records: Vec<Value>,
 }
 
-impl JobSink for Recorder {
-    fn result(&mut self, key: &str, window: Option<(i64, i64)>, result: JobResult, watermark: i64) {
-        let (start, end) = match window {
+impl WindowOutput<String, AnyWindow, f64, JobResult> for Recorder {
+    fn result(&mut self, key: &String, window: &AnyWindow, result: JobResult, watermark: i64) {
+        let (start, end) = match window.bounds() {
             Some((s, e)) => (json!(s), json!(e)),
             None => (Value::Null, Value::Null),
         };
@@ -41,7 +41,7 @@ impl JobSink for Recorder {
             "window_start": start,
             "window_end": end,
             "result": result_json(&result),
-            "ts": JobOperator::max_timestamp(window),
+            "ts": window.max_timestamp(),
             "wm": watermark,
         }));
     }
@@ -64,7 +64,7 @@ fn number(v: f64) -> Value {
 
 fn result_json(r: &JobResult) -> Value {
     match r {
-        JobResult::Number(None) | JobResult::Empty => Value::Null,
+        JobResult::Number(None) => Value::Null,
         JobResult::Number(Some(v)) => number(*v),
         JobResult::List(vs) => Value::Array(vs.iter().map(|v| number(*v)).collect()),
         JobResult::Elements(es) => {
@@ -169,19 +169,16 @@ fn setup(input: &Value) -> Result<JobSpec, String> {
     } else {
         LateDataPolicy::Drop
     };
-    Ok(JobSpec {
-        window,
-        trigger,
-        time: TimeDomain::EventTime,
-        allowed_lateness: input
-            .get("allowed_lateness")
-            .and_then(Value::as_i64)
-            .unwrap_or(0),
-        late_data,
-        aggregate,
-        evictor,
-        strategy: Default::default(),
-    })
+    let mut spec = JobSpec::new(window, aggregate);
+    spec.trigger = trigger;
+    spec.time = TimeDomain::EventTime;
+    spec.allowed_lateness = input
+        .get("allowed_lateness")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    spec.late_data = late_data;
+    spec.evictor = evictor;
+    Ok(spec)
 }
 
 fn evictor_spec(e: &Value) -> Result<EvictorSpec, String> {
@@ -245,7 +242,7 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
     let expected_error = (expected.len() == 1)
         .then(|| expected[0]["error"].as_str())
         .flatten();
-    let mut op = match (JobOperator::new(&spec), expected_error) {
+    let mut op = match (engine::job::build::<String>(&spec), expected_error) {
         (Ok(op), None) => op,
         // Rejected when the job is built, as Flink rejects it, and for the same reason.
         (Err(e), Some(flink)) => {

@@ -1,0 +1,97 @@
+//! Keys interned to small ids, so that timers are small `Copy` values and a freed key's old
+//! timers never reach a new key: a slot index and a generation per key, the key's number of
+//! window states, and its session windows (Flink's `MergingWindowSet`, one per key).
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use ahash::RandomState;
+
+/// A key interned by the operator: slot index and generation (a freed slot gets a new
+/// generation, so timers left for an old key never reach a new one).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct KeyId {
+    index: u32,
+    generation: u32,
+}
+
+#[derive(Debug)]
+pub(crate) struct KeySlot<K, W> {
+    pub(crate) key: Option<K>,
+    generation: u32,
+    /// Number of window states of this key.
+    pub(crate) windows: u32,
+    /// The key's current windows for merging assigners (Flink's `MergingWindowSet`).
+    pub(crate) sessions: Vec<W>,
+}
+
+#[derive(Debug)]
+pub(crate) struct KeyTable<K, W> {
+    ids: HashMap<K, u32, RandomState>,
+    slots: Vec<KeySlot<K, W>>,
+    free: Vec<u32>,
+}
+
+impl<K: Hash + Eq + Clone, W> KeyTable<K, W> {
+    pub(crate) fn new() -> Self {
+        Self {
+            ids: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    pub(crate) fn intern(&mut self, key: &K) -> KeyId {
+        if let Some(&index) = self.ids.get(key) {
+            return KeyId {
+                index,
+                generation: self.slots[index as usize].generation,
+            };
+        }
+        let index = if let Some(i) = self.free.pop() {
+            let slot = &mut self.slots[i as usize];
+            slot.key = Some(key.clone());
+            slot.generation = slot.generation.wrapping_add(1);
+            i
+        } else {
+            let i = u32::try_from(self.slots.len()).expect("more than 2^32 live keys");
+            self.slots.push(KeySlot {
+                key: Some(key.clone()),
+                generation: 0,
+                windows: 0,
+                sessions: Vec::new(),
+            });
+            i
+        };
+        self.ids.insert(key.clone(), index);
+        KeyId {
+            index,
+            generation: self.slots[index as usize].generation,
+        }
+    }
+
+    pub(crate) fn slot(&self, id: KeyId) -> Option<&KeySlot<K, W>> {
+        self.slots
+            .get(id.index as usize)
+            .filter(|s| s.generation == id.generation && s.key.is_some())
+    }
+
+    pub(crate) fn slot_mut(&mut self, id: KeyId) -> &mut KeySlot<K, W> {
+        &mut self.slots[id.index as usize]
+    }
+
+    /// Frees the slot if the key holds no window any more.
+    pub(crate) fn release_if_empty(&mut self, id: KeyId) {
+        let slot = &mut self.slots[id.index as usize];
+        if slot.windows == 0 && slot.sessions.is_empty() {
+            if let Some(k) = slot.key.take() {
+                self.ids.remove(&k);
+                self.free.push(id.index);
+            }
+        }
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.ids.len()
+    }
+}

@@ -1,0 +1,164 @@
+//! Session windows: Flink's `MergingWindowSet.addWindow` and the operator's merge function.
+//! A new element's window is merged with every window of its key it touches; the merged window
+//! inherits the contents (`merge`) and the trigger state (`on_merge`), and the merged-away
+//! windows' timers are deleted.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use window_assigners::WindowAssigner;
+use window_core::{ElementError, TimeDomain, Timestamp, Window};
+use window_triggers::Trigger;
+
+use crate::function::WindowFunction;
+use crate::keys::KeyId;
+use crate::operator::{Ctx, WindowOperator, WindowState};
+
+impl<K, T, A, Tr, F> WindowOperator<K, T, A, Tr, F>
+where
+    K: Hash + Eq + Clone,
+    A: WindowAssigner<T>,
+    Tr: Trigger<T, A::Window>,
+    F: WindowFunction<T>,
+    Tr::State: Debug,
+    F::Acc: Debug,
+{
+    /// Adds `new` to the key's merging window set, merging it with every window it touches
+    /// (Flink's `MergingWindowSet.addWindow` with the operator's merge function). Returns the
+    /// window the element belongs to.
+    pub(crate) fn add_merging_window(
+        &mut self,
+        id: KeyId,
+        new: A::Window,
+    ) -> Result<A::Window, ElementError> {
+        // Scratch buffers, reused: merging allocates nothing per element once they have grown.
+        let mut all = std::mem::take(&mut self.merge_scratch.windows);
+        let mut merges = std::mem::take(&mut self.merge_scratch.merges);
+        let mut members = std::mem::take(&mut self.merge_scratch.members);
+        all.clear();
+        merges.clear();
+        all.extend_from_slice(&self.keys.slot_mut(id).sessions);
+        all.push(new);
+        self.assigner.merge_windows(&mut all, &mut merges);
+        // Check every merge before changing anything, so that an error leaves the state as it
+        // was (Flink fails the job here; a caller of ours may go on).
+        for (merge_result, group) in merges.iter() {
+            let existing = group.iter().filter(|w| **w != new);
+            let only_itself = existing.clone().all(|w| *w == merge_result);
+            if existing.count() > 0 && !only_itself {
+                self.check_merge_not_behind_time(&merge_result)?;
+            }
+        }
+        let mut result_window = new;
+        let mut merged_new = false;
+        for (merge_result, group) in merges.iter() {
+            members.clear();
+            members.extend_from_slice(group);
+            if let Some(pos) = members.iter().position(|w| *w == new) {
+                members.remove(pos);
+                merged_new = true;
+                result_window = merge_result;
+            }
+            let sessions = &mut self.keys.slot_mut(id).sessions;
+            sessions.retain(|w| !members.contains(w));
+            sessions.push(merge_result);
+            // A new window inside one existing window, without extending it: nothing to merge.
+            if !(members.is_empty() || members.len() == 1 && members[0] == merge_result) {
+                self.merge_window_states(id, merge_result, &members);
+            }
+        }
+        if result_window == new && !merged_new {
+            let sessions = &mut self.keys.slot_mut(id).sessions;
+            if !sessions.contains(&new) {
+                sessions.push(new);
+            }
+        }
+        self.merge_scratch.windows = all;
+        self.merge_scratch.merges = merges;
+        self.merge_scratch.members = members;
+        Ok(result_window)
+    }
+
+    /// Flink's check in its merge function: a merge must not produce a window that is already
+    /// behind the watermark (event time) or the clock (processing time).
+    fn check_merge_not_behind_time(&self, result: &A::Window) -> Result<(), ElementError> {
+        let (domain, current, behind) = if self.event_time {
+            let wm = self.timers.current_watermark();
+            (TimeDomain::EventTime, wm, self.cleanup_time(result) <= wm)
+        } else {
+            let now = self.processing_time;
+            (
+                TimeDomain::ProcessingTime,
+                now,
+                result.max_timestamp() <= now,
+            )
+        };
+        if behind {
+            let (start, end) = result.bounds().unwrap_or((Timestamp::MIN, Timestamp::MAX));
+            return Err(ElementError::MergeBehindTime {
+                domain,
+                current,
+                start,
+                end,
+            });
+        }
+        Ok(())
+    }
+
+    /// Flink's merge function after the check: merge trigger state (`on_merge`), clear the
+    /// merged-away windows' triggers and cleanup timers, and merge their contents into the
+    /// result.
+    fn merge_window_states(&mut self, id: KeyId, result: A::Window, merged: &[A::Window]) {
+        let mut taken = std::mem::take(&mut self.merge_scratch.taken);
+        let mut states = std::mem::take(&mut self.merge_scratch.trigger_states);
+        taken.clear();
+        states.clear();
+        for m in merged {
+            if let Some(s) = self.windows.remove(&(id, *m)) {
+                self.keys.slot_mut(id).windows -= 1;
+                taken.push((*m, s));
+            }
+        }
+        states.extend(taken.iter().map(|(_, s)| s.trigger.clone()));
+        let mut merged_state = WindowState {
+            contents: None,
+            trigger: Tr::State::default(),
+        };
+        let processing_time = self.processing_time;
+        let mut ctx = Ctx {
+            timers: &mut self.timers,
+            key: id,
+            window: result,
+            processing_time,
+        };
+        self.trigger
+            .on_merge(&result, &states, &mut merged_state.trigger, &mut ctx);
+        taken.sort_by_key(|(w, _)| *w);
+        for (m, mut s) in taken.drain(..) {
+            let mut ctx = Ctx {
+                timers: &mut self.timers,
+                key: id,
+                window: m,
+                processing_time,
+            };
+            if m == result {
+                self.trigger.clear(&m, &mut merged_state.trigger, &mut ctx);
+            } else {
+                self.trigger.clear(&m, &mut s.trigger, &mut ctx);
+            }
+            self.delete_cleanup_timer(id, m);
+            if let Some(acc) = s.contents {
+                match merged_state.contents.as_mut() {
+                    Some(into) => self.function.merge(into, acc),
+                    None => merged_state.contents = Some(acc),
+                }
+            }
+        }
+        if self.windows.insert((id, result), merged_state).is_none() {
+            self.keys.slot_mut(id).windows += 1;
+        }
+        states.clear();
+        self.merge_scratch.taken = taken;
+        self.merge_scratch.trigger_states = states;
+    }
+}
