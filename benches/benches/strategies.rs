@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use benches::keyed::{KeyDistribution, KeyedStream};
-use benches::strategy::{SlidingSpec, StrategyRun, Tally};
+use benches::strategy::{run_workload, SlidingSpec, Tally};
 use benches::GeneratedEvent;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
@@ -18,12 +18,8 @@ use engine::core::NumericAggregate;
 use engine::job::Strategy;
 
 fn run(strategy: Strategy, spec: SlidingSpec, events: &[GeneratedEvent]) -> u64 {
-    let mut st = StrategyRun::new(strategy, &spec).expect("valid spec");
     let mut out = Tally::default();
-    for &(t, k, v) in events {
-        st.process(k, v, t, &mut out);
-    }
-    st.finish(&mut out);
+    run_workload(strategy, &spec, events, &mut out).expect("valid spec");
     out.results
 }
 

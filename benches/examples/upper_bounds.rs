@@ -28,7 +28,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use benches::keyed::{KeyDistribution, KeyedStream};
-use benches::strategy::{SlidingSpec, StrategyRun, Tally};
+use benches::strategy::{run_workload, SlidingSpec, Tally};
 use benches::table::{hash_map_count, KEYED_WINDOW_MS};
 use benches::GeneratedEvent;
 use engine::core::{NumericAggregate, TimeWindow, Timestamp, WindowComputation, WindowOutput};
@@ -484,12 +484,14 @@ fn run_behind_harness<P: Prototype>(p: P, grid: Grid, events: &[GeneratedEvent])
 }
 
 fn run_sliced_changes(spec: &SlidingSpec, events: &[GeneratedEvent]) -> (u64, f64) {
-    let mut st = StrategyRun::new(Strategy::Sliced(EmitMode::Changes), spec).expect("valid spec");
     let mut tally = Tally::default();
-    for &(time, key, value) in events {
-        st.process(key, value, time, &mut tally);
-    }
-    st.finish(&mut tally);
+    run_workload(
+        Strategy::Sliced(EmitMode::Changes),
+        spec,
+        events,
+        &mut tally,
+    )
+    .expect("valid spec");
     (tally.results, tally.checksum)
 }
 

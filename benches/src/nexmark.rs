@@ -30,13 +30,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use engine::assigners::{SessionWindows, TimeDomain, TumblingWindows};
-use engine::core::{NumericAggregate, Window, WindowComputation};
+use engine::core::{AnyWindow, NumericAggregate, Window, WindowComputation};
+use engine::job::JobResult;
 use engine::operator::{Incremental, OperatorConfig, WindowOperator, WindowOutput};
 use engine::triggers::{EventTimeTrigger, ProcessingTimeTrigger};
 use engine::watermark::BoundedOutOfOrderness;
 
 use crate::rng::SplitMix64;
-use crate::strategy::{Emits, Tally};
+use crate::strategy::{BenchSink, Emits, Tally};
 use crate::GeneratedEvent;
 
 /// Beam's fixed base time, 2015-07-15T00:00:00Z, in ms.
@@ -327,21 +328,40 @@ impl HotItems {
     }
 }
 
-impl<W: Window, R: Into<Option<f64>>> WindowOutput<u32, W, f64, R> for HotItems {
+impl<W: Copy, R> WindowOutput<u32, W, f64, R> for HotItems
+where
+    AnyWindow: From<W>,
+    JobResult: From<R>,
+{
     fn result(&mut self, key: &u32, window: &W, result: R, _watermark: i64) {
-        self.count(*key, window, result.into());
+        self.count(
+            *key,
+            AnyWindow::from(*window),
+            JobResult::from(result).into(),
+        );
     }
 
     fn late(&mut self, _key: u32, _timestamp: i64, _value: f64, _watermark: i64) {}
 
     fn emptied(&mut self, key: &u32, window: &W, _watermark: i64) {
-        self.count(*key, window, None);
+        self.count(*key, AnyWindow::from(*window), None);
+    }
+}
+
+impl BenchSink for HotItems {
+    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+    where
+        W: Copy,
+        AnyWindow: From<W>,
+        JobResult: From<R>,
+    {
+        self
     }
 }
 
 impl HotItems {
     /// A count of `key` for `window` from the counting stage (`None`: the key's window emptied).
-    fn count<W: Window>(&mut self, key: u32, window: &W, value: Option<f64>) {
+    fn count(&mut self, key: u32, window: AnyWindow, value: Option<f64>) {
         self.window_results += 1;
         let end = window.bounds().map(|b| b.1);
         if self.current_end != end {
@@ -501,7 +521,7 @@ mod tests {
 
     #[test]
     fn hot_items_from_changes_match_hot_items_from_every_window() {
-        use crate::strategy::{SlidingSpec, StrategyRun};
+        use crate::strategy::{run_workload, SlidingSpec};
         use engine::job::Strategy;
         let input = bids(&generate(60_000, 2), BidKey::Auction);
         let spec = SlidingSpec {
@@ -521,11 +541,7 @@ mod tests {
             } else {
                 Strategy::KeyWindow
             };
-            let mut s = StrategyRun::new(strategy, &spec).unwrap();
-            for &(t, k, v) in &input {
-                s.process(k, v, t, &mut hot);
-            }
-            s.finish(&mut hot);
+            run_workload(strategy, &spec, &input, &mut hot).unwrap();
             hot.finish();
             (hot.reported, hot.last_reported)
         };

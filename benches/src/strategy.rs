@@ -1,10 +1,11 @@
 //! Every sliding-window strategy on every keyed sliding workload, through the one interface.
 //!
-//! A [`StrategyRun`] is the computation `window-job` builds for a strategy (the same as
-//! `windowctl run --strategy ...` runs: [`window_job::build`]), driven as a [`WindowComputation`]
-//! trait object: keyed events `(key, value, time)` in arrival order, a bounded-out-of-orderness
-//! watermark after each element, results to any [`WindowOutput`]. The strategies
-//! ([`Strategy::ALL`]):
+//! [`run_workload`] runs the computation `window-job` builds for a strategy (the same as
+//! `windowctl run --strategy ...` runs) through the one interface, [`WindowComputation`], by its
+//! concrete type ([`engine::job::build_with`]: no virtual call per element, as a benchmark of the
+//! strategy itself should have): keyed events `(key, value, time)` in arrival order, a
+//! bounded-out-of-orderness watermark after each element, results to a [`BenchSink`]. The
+//! strategies ([`Strategy::ALL`]):
 //!
 //! - `native`: Flink's `WindowOperator` with sliding windows and the event-time trigger: one
 //!   state, trigger timer and cleanup timer per (key, window); emits every non-empty window.
@@ -18,11 +19,19 @@
 //! `window_job::build`); every table row of the sliding workloads picks it up.
 
 use engine::core::{AnyWindow, NumericAggregate, Timestamp, WindowComputation, WindowOutput};
-use engine::job::{build, Computation, JobAggregate, JobResult, JobSpec, Strategy, WindowSpec};
+use engine::job::{build_with, JobAggregate, JobResult, JobSpec, Strategy, Visitor, WindowSpec};
 use engine::watermark::BoundedOutOfOrderness;
 
-/// What every bench output receives: the job's windows and results over `u32` keys.
-pub type BenchOutput<'a> = dyn WindowOutput<u32, AnyWindow, f64, JobResult> + 'a;
+/// A bench output: it takes the results of any computation `window-job` builds (any window type
+/// that converts to [`AnyWindow`], any result that converts to [`JobResult`]).
+pub trait BenchSink {
+    /// This sink as the output of a computation with windows `W` and results `R`.
+    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+    where
+        W: Copy,
+        AnyWindow: From<W>,
+        JobResult: From<R>;
+}
 
 /// A sink that counts results and sums their values (a checksum that also keeps the optimiser
 /// from discarding the work). Empty results (key windows) count and add 0.
@@ -41,15 +50,29 @@ impl Tally {
     }
 }
 
-impl<K, W, R: Into<Option<f64>>> WindowOutput<K, W, f64, R> for Tally {
+impl<K, W, R> WindowOutput<K, W, f64, R> for Tally
+where
+    JobResult: From<R>,
+{
     fn result(&mut self, _key: &K, _window: &W, result: R, _watermark: Timestamp) {
-        self.add(result.into());
+        self.add(JobResult::from(result).into());
     }
 
     fn late(&mut self, _key: K, _timestamp: Timestamp, _value: f64, _watermark: Timestamp) {}
 
     fn emptied(&mut self, _key: &K, _window: &W, _watermark: Timestamp) {
         self.add(None);
+    }
+}
+
+impl BenchSink for Tally {
+    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+    where
+        W: Copy,
+        AnyWindow: From<W>,
+        JobResult: From<R>,
+    {
+        self
     }
 }
 
@@ -97,58 +120,59 @@ pub struct Counters {
     pub late: u64,
 }
 
-/// One strategy's computation for a sliding workload, behind a watermark after each element.
-pub struct StrategyRun {
-    op: Computation<u32>,
-    watermark: BoundedOutOfOrderness,
+/// Runs `strategy` computing `spec` over `events` (time, key, value) into `sink`, with a
+/// watermark after each element and the final `i64::MAX` watermark at the end.
+///
+/// # Errors
+/// Invalid window parameters.
+pub fn run_workload<S: BenchSink>(
+    strategy: Strategy,
+    spec: &SlidingSpec,
+    events: &[(Timestamp, u32, f64)],
+    sink: &mut S,
+) -> Result<Counters, String> {
+    let window = WindowSpec::Sliding {
+        size: spec.size,
+        slide: spec.slide,
+        offset: 0,
+    };
+    let mut job = JobSpec::new(window, JobAggregate::Numeric(spec.aggregate));
+    job.strategy = strategy;
+    let run = Run {
+        events,
+        delay: spec.out_of_orderness,
+        sink,
+    };
+    build_with(&job, run).map_err(|e| e.to_string())
 }
 
-impl std::fmt::Debug for StrategyRun {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StrategyRun")
-            .field("metrics", &self.op.metrics())
-            .field("watermark", &self.watermark)
-            .finish()
-    }
+/// The bench loop, for the computation's concrete type.
+struct Run<'a, S> {
+    events: &'a [(Timestamp, u32, f64)],
+    delay: i64,
+    sink: &'a mut S,
 }
 
-impl StrategyRun {
-    /// `strategy` computing `spec`.
-    ///
-    /// # Errors
-    /// Invalid window parameters.
-    pub fn new(strategy: Strategy, spec: &SlidingSpec) -> Result<Self, String> {
-        let window = WindowSpec::Sliding {
-            size: spec.size,
-            slide: spec.slide,
-            offset: 0,
-        };
-        let mut job = JobSpec::new(window, JobAggregate::Numeric(spec.aggregate));
-        job.strategy = strategy;
-        Ok(Self {
-            op: build(&job).map_err(|e| e.to_string())?,
-            watermark: BoundedOutOfOrderness::new(spec.out_of_orderness),
-        })
-    }
+impl<S: BenchSink> Visitor<u32, f64, AnyWindow, JobResult> for Run<'_, S> {
+    type Output = Counters;
 
-    /// Processes one element, then advances the watermark past it (by the spec's delay).
-    #[inline]
-    pub fn process(&mut self, key: u32, value: f64, time: Timestamp, out: &mut BenchOutput<'_>) {
-        let r = self.op.process_element(key, value, time, out);
-        debug_assert!(r.is_ok(), "{r:?}");
-        self.watermark.on_event(time);
-        self.op.process_watermark(self.watermark.current(), out);
-    }
-
-    /// End of input: the watermark jumps to `i64::MAX` and every open window fires.
-    pub fn finish(&mut self, out: &mut BenchOutput<'_>) {
-        self.op.process_watermark(i64::MAX, out);
-    }
-
-    /// The counters so far.
-    #[must_use]
-    pub fn counters(&self) -> Counters {
-        let m = self.op.metrics();
+    fn visit<C>(self, mut op: C) -> Counters
+    where
+        C: WindowComputation<u32, f64> + Send + 'static,
+        AnyWindow: From<C::Window>,
+        JobResult: From<C::Output>,
+    {
+        let out = self.sink.as_output::<C::Window, C::Output>();
+        let mut watermark = BoundedOutOfOrderness::new(self.delay);
+        for &(time, key, value) in self.events {
+            let r = op.process_element(key, value, time, out);
+            debug_assert!(r.is_ok(), "{r:?}");
+            watermark.on_event(time);
+            op.process_watermark(watermark.current(), out);
+        }
+        op.process_watermark(i64::MAX, out);
+        let m = op.metrics();
+        std::hint::black_box(op);
         Counters {
             windows_created: m.windows_created,
             late: m.late_elements,
@@ -164,16 +188,38 @@ mod tests {
     #[derive(Default)]
     struct Results(Vec<(u32, TimeWindow, Option<f64>)>);
 
-    impl WindowOutput<u32, AnyWindow, f64, JobResult> for Results {
-        fn result(&mut self, key: &u32, window: &AnyWindow, result: JobResult, _: Timestamp) {
-            let (start, end) = window.bounds().expect("time window");
-            self.0
-                .push((*key, TimeWindow::new(start, end), result.into()));
+    impl Results {
+        fn push<W: Copy>(&mut self, key: u32, window: W, value: Option<f64>)
+        where
+            AnyWindow: From<W>,
+        {
+            let (start, end) = AnyWindow::from(window).bounds().expect("time window");
+            self.0.push((key, TimeWindow::new(start, end), value));
+        }
+    }
+
+    impl<W: Copy, R> WindowOutput<u32, W, f64, R> for Results
+    where
+        AnyWindow: From<W>,
+        JobResult: From<R>,
+    {
+        fn result(&mut self, key: &u32, window: &W, result: R, _: Timestamp) {
+            self.push(*key, *window, JobResult::from(result).into());
         }
         fn late(&mut self, _: u32, _: Timestamp, _: f64, _: Timestamp) {}
-        fn emptied(&mut self, key: &u32, window: &AnyWindow, _: Timestamp) {
-            let (start, end) = window.bounds().expect("time window");
-            self.0.push((*key, TimeWindow::new(start, end), None));
+        fn emptied(&mut self, key: &u32, window: &W, _: Timestamp) {
+            self.push(*key, *window, None);
+        }
+    }
+
+    impl BenchSink for Results {
+        fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+        where
+            W: Copy,
+            AnyWindow: From<W>,
+            JobResult: From<R>,
+        {
+            self
         }
     }
 
@@ -192,12 +238,8 @@ mod tests {
         spec: &SlidingSpec,
         events: &[(i64, u32, f64)],
     ) -> Vec<(u32, TimeWindow, Option<f64>)> {
-        let mut st = StrategyRun::new(strategy, spec).unwrap();
         let mut out = Results::default();
-        for &(t, k, v) in events {
-            st.process(k, v, t, &mut out);
-        }
-        st.finish(&mut out);
+        run_workload(strategy, spec, events, &mut out).unwrap();
         out.0
     }
 

@@ -29,7 +29,7 @@ use crate::flights::{self, FlightsKey};
 use crate::flink::{self, flink_events, flink_expected};
 use crate::keyed::{KeyDistribution, KeyedStream};
 use crate::nexmark::{self, BidKey, HotItems};
-use crate::strategy::{BenchOutput, Emits, SlidingSpec, StrategyRun, Tally};
+use crate::strategy::{run_workload, BenchSink, Emits, SlidingSpec, Tally};
 use crate::GeneratedEvent;
 
 /// Reads the process's heap usage (a counting global allocator).
@@ -285,23 +285,16 @@ fn distinct_keys(events: &[GeneratedEvent]) -> u64 {
 }
 
 /// Runs a sliding strategy over `events` into `sink`.
-fn run_sliding(
+fn run_sliding<S: BenchSink>(
     strategy: Strategy,
     spec: SlidingSpec,
     events: &[GeneratedEvent],
-    sink: &mut BenchOutput<'_>,
+    sink: &mut S,
 ) -> Outcome {
     let started = Instant::now();
-    let mut st = StrategyRun::new(strategy, &spec).expect("valid workload parameters");
-    for &(t, key, value) in events {
-        st.process(key, value, t, sink);
-    }
-    st.finish(sink);
-    let seconds = started.elapsed().as_secs_f64();
-    let c = st.counters();
-    drop(black_box(st));
+    let c = run_workload(strategy, &spec, events, sink).expect("valid workload parameters");
     Outcome {
-        seconds,
+        seconds: started.elapsed().as_secs_f64(),
         windows_created: Some(c.windows_created),
         results: None,
         late: c.late,

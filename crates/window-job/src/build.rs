@@ -68,31 +68,99 @@ pub type Computation<K> =
 pub type OrderedComputation<K, T, O> =
     Box<dyn WindowComputation<K, T, Window = TimeWindow, Output = O> + Send>;
 
-/// Builds the computation `spec` describes, over keys of type `K` and `f64` values.
+/// Receives the computation a builder chose, by its concrete type: code that wants static
+/// dispatch (the benchmarks) runs it generically; [`Boxing`] makes it a trait object whose
+/// windows are `W` and results `O`.
+pub trait Visitor<K, T, W, O> {
+    /// What the visit returns.
+    type Output;
+
+    /// Takes the computation.
+    fn visit<C>(self, computation: C) -> Self::Output
+    where
+        C: WindowComputation<K, T> + Send + 'static,
+        W: From<C::Window>,
+        O: From<C::Output>;
+}
+
+/// The visitor that boxes the computation, with its windows and results converted to `W` and
+/// `O` ([`Converted`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Boxing;
+
+impl<K, T, W, O> Visitor<K, T, W, O> for Boxing
+where
+    K: 'static,
+    T: 'static,
+    W: window_core::Window + 'static,
+    O: 'static,
+{
+    type Output = Box<dyn WindowComputation<K, T, Window = W, Output = O> + Send>;
+
+    fn visit<C>(self, computation: C) -> Self::Output
+    where
+        C: WindowComputation<K, T> + Send + 'static,
+        W: From<C::Window>,
+        O: From<C::Output>,
+    {
+        Box::new(Converted::<C, W, O>::new(computation))
+    }
+}
+
+/// Builds the computation `spec` describes, over keys of type `K` and `f64` values, as one
+/// trait object.
 ///
 /// # Errors
 /// Invalid window, trigger or evictor parameters, negative lateness, a trigger that cannot merge
 /// on session windows, or a key-window or sliced strategy for a job they cannot run.
 pub fn build<K: JobKey>(spec: &JobSpec) -> Result<Computation<K>, SpecError> {
-    let computation = match spec.strategy.ordered() {
-        None => native(spec)?,
-        Some(kind) => ordered(spec, kind)?,
-    };
-    Ok(if spec.window_all {
-        Box::new(AllOneKey(computation))
-    } else {
-        computation
-    })
+    build_with(spec, Boxing)
 }
 
-/// Boxes a computation with its windows and results converted to the job's types.
-fn erase<K, C>(computation: C) -> Computation<K>
+/// Builds the computation `spec` describes and hands it, by its concrete type, to `visitor`.
+///
+/// # Errors
+/// As [`build`].
+pub fn build_with<K, V>(spec: &JobSpec, visitor: V) -> Result<V::Output, SpecError>
 where
-    C: WindowComputation<K, f64> + Send + 'static,
-    AnyWindow: From<C::Window>,
-    JobResult: From<C::Output>,
+    K: JobKey,
+    V: Visitor<K, f64, AnyWindow, JobResult>,
 {
-    Box::new(Converted::<C, AnyWindow, JobResult>::new(computation))
+    let visitor = KeyedOrAll {
+        visitor,
+        all: spec.window_all,
+    };
+    match spec.strategy.ordered() {
+        None => native(spec, visitor),
+        Some(kind) => ordered(spec, kind, visitor),
+    }
+}
+
+/// Hands the computation on, behind [`AllOneKey`] for `windowAll` jobs.
+struct KeyedOrAll<V> {
+    visitor: V,
+    all: bool,
+}
+
+impl<K, V> Visitor<K, f64, AnyWindow, JobResult> for KeyedOrAll<V>
+where
+    K: JobKey,
+    V: Visitor<K, f64, AnyWindow, JobResult>,
+{
+    type Output = V::Output;
+
+    fn visit<C>(self, computation: C) -> V::Output
+    where
+        C: WindowComputation<K, f64> + Send + 'static,
+        AnyWindow: From<C::Window>,
+        JobResult: From<C::Output>,
+    {
+        if self.all {
+            self.visitor.visit(AllOneKey(computation))
+        } else {
+            self.visitor.visit(computation)
+        }
+    }
 }
 
 /// The dynamic session gap of an element: its value in ms when that is a whole number that fits
@@ -106,14 +174,18 @@ fn gap_of_value(v: &f64) -> i64 {
 }
 
 /// Flink's window operator for any window kind.
-fn native<K: JobKey>(spec: &JobSpec) -> Result<Computation<K>, SpecError> {
+fn native<K, V>(spec: &JobSpec, visitor: V) -> Result<V::Output, SpecError>
+where
+    K: JobKey,
+    V: Visitor<K, f64, AnyWindow, JobResult>,
+{
     let domain = spec.time;
     let evictor = spec.evictor.map(|e| e.build());
     match spec.window {
         WindowSpec::Tumbling { size, offset } => {
             let a = TumblingWindows::new(size, offset, domain)?;
             let default = a.default_trigger().into();
-            operator(spec, a, default, evictor)
+            operator(spec, a, default, evictor, visitor)
         }
         WindowSpec::Sliding {
             size,
@@ -122,27 +194,27 @@ fn native<K: JobKey>(spec: &JobSpec) -> Result<Computation<K>, SpecError> {
         } => {
             let a = SlidingWindows::new(size, slide, offset, domain)?;
             let default = a.default_trigger().into();
-            operator(spec, a, default, evictor)
+            operator(spec, a, default, evictor, visitor)
         }
         WindowSpec::Session { gap } => {
             let a = SessionWindows::with_gap(gap, domain)?;
             let default = a.default_trigger().into();
-            operator(spec, a, default, evictor)
+            operator(spec, a, default, evictor, visitor)
         }
         WindowSpec::DynamicSession => {
             let a = SessionWindows::with_dynamic_gap(Arc::new(gap_of_value), domain);
             let default = a.default_trigger().into();
-            operator(spec, a, default, evictor)
+            operator(spec, a, default, evictor, visitor)
         }
         WindowSpec::Global => {
             let a = GlobalWindows::create();
             let default = a.default_trigger().into();
-            operator(spec, a, default, evictor)
+            operator(spec, a, default, evictor, visitor)
         }
         WindowSpec::GlobalEndOfStream => {
             let a = GlobalWindows::with_end_of_stream_trigger();
             let default = a.default_trigger().into();
-            operator(spec, a, default, evictor)
+            operator(spec, a, default, evictor, visitor)
         }
         // Flink's KeyedStream.countWindow(size): global windows, a purging count trigger.
         WindowSpec::Count { size, slide: None } => {
@@ -153,6 +225,7 @@ fn native<K: JobKey>(spec: &JobSpec) -> Result<Computation<K>, SpecError> {
                 GlobalWindows::create(),
                 AnyTrigger::Count(trigger).purging(),
                 evictor,
+                visitor,
             )
         }
         // countWindow(size, slide): a count evictor of size, a count trigger of slide.
@@ -167,12 +240,8 @@ fn native<K: JobKey>(spec: &JobSpec) -> Result<Computation<K>, SpecError> {
                 size,
                 EvictMoment::Before,
             ))));
-            operator(
-                spec,
-                GlobalWindows::create(),
-                AnyTrigger::Count(trigger),
-                evictor,
-            )
+            let trigger = AnyTrigger::Count(trigger);
+            operator(spec, GlobalWindows::create(), trigger, evictor, visitor)
         }
     }
 }
@@ -180,17 +249,19 @@ fn native<K: JobKey>(spec: &JobSpec) -> Result<Computation<K>, SpecError> {
 /// The operator over `assigner`, with the spec's trigger (or `default`), and a window function
 /// that aggregates incrementally, or keeps the elements (for `list` and `elements`, and with an
 /// evictor, as Flink's `EvictingWindowOperator` buffers the elements of an evicting window).
-fn operator<K, A>(
+fn operator<K, A, V>(
     spec: &JobSpec,
     assigner: A,
     default: AnyTrigger<f64>,
     evictor: Option<AnyEvictor<f64>>,
-) -> Result<Computation<K>, SpecError>
+    visitor: V,
+) -> Result<V::Output, SpecError>
 where
     K: JobKey,
     A: WindowAssigner<f64> + Send + 'static,
     A::Window: Send,
     AnyWindow: From<A::Window>,
+    V: Visitor<K, f64, AnyWindow, JobResult>,
 {
     let trigger = spec.trigger.build(default, spec.time)?;
     let config = OperatorConfig {
@@ -198,7 +269,7 @@ where
         late_data: spec.late_data,
     };
     match (spec.aggregate, evictor) {
-        (JobAggregate::Numeric(aggregate), None) => Ok(erase(limited(
+        (JobAggregate::Numeric(aggregate), None) => Ok(visitor.visit(limited(
             WindowOperator::new(assigner, trigger, Incremental(aggregate), config)?,
             spec,
         ))),
@@ -206,7 +277,7 @@ where
             let function = Evicting::new(evictor, move |elements: &[TimestampedValue<f64>]| {
                 contents_result(aggregate, elements)
             });
-            Ok(erase(limited(
+            Ok(visitor.visit(limited(
                 WindowOperator::new(assigner, trigger, function, config)?,
                 spec,
             )))
@@ -245,7 +316,11 @@ fn contents_result(aggregate: JobAggregate, elements: &[TimestampedValue<f64>]) 
 }
 
 /// Key windows or sliced windows for a sliding-window job.
-fn ordered<K: JobKey>(spec: &JobSpec, kind: OrderedKind) -> Result<Computation<K>, SpecError> {
+fn ordered<K, V>(spec: &JobSpec, kind: OrderedKind, visitor: V) -> Result<V::Output, SpecError>
+where
+    K: JobKey,
+    V: Visitor<K, f64, AnyWindow, JobResult>,
+{
     let name = spec.strategy.name();
     let WindowSpec::Sliding {
         size,
@@ -277,15 +352,14 @@ fn ordered<K: JobKey>(spec: &JobSpec, kind: OrderedKind) -> Result<Computation<K
         return Err(OperatorError::NegativeLateness(spec.allowed_lateness).into());
     }
     let geometry = ordered_geometry(spec.strategy, size, slide, offset)?;
-    let computation = ordered_computation(
+    let parts = OrderedParts {
         kind,
         geometry,
-        spec.time,
-        aggregate,
-        spec.allowed_lateness,
-        spec.late_data,
-    )?;
-    Ok(erase(computation))
+        domain: spec.time,
+        allowed_lateness: spec.allowed_lateness,
+        late_data: spec.late_data,
+    };
+    ordered_with(parts, aggregate, visitor)
 }
 
 /// The geometry of key windows or sliced windows, with the limits of what they can hold.
@@ -333,7 +407,7 @@ fn ordered_geometry(
 }
 
 /// Key windows or sliced windows (`kind`) over `geometry` in `domain`, aggregating with
-/// `function`: the one place that maps these strategies to their computations.
+/// `function`, as one trait object.
 ///
 /// # Errors
 /// Negative `allowed_lateness`.
@@ -350,16 +424,68 @@ where
     T: Send + 'static,
     F: AggregateFunction<T> + Send + 'static,
     F::Acc: Send,
+    F::Out: 'static,
 {
+    let parts = OrderedParts {
+        kind,
+        geometry,
+        domain,
+        allowed_lateness,
+        late_data,
+    };
+    ordered_with(parts, function, Boxing)
+}
+
+/// What an ordered computation is made of, besides its aggregate function.
+#[derive(Clone, Copy, Debug)]
+pub struct OrderedParts {
+    /// Key windows or sliced windows.
+    pub kind: OrderedKind,
+    /// Window size, slide and offset.
+    pub geometry: SlidingGeometry,
+    /// Event time or processing time.
+    pub domain: TimeDomain,
+    /// Allowed lateness in ms (event time).
+    pub allowed_lateness: i64,
+    /// Where late elements go (event time).
+    pub late_data: LateDataPolicy,
+}
+
+/// Key windows or sliced windows as `parts` say, aggregating with `function`, handed to
+/// `visitor`: the one place that maps these strategies to their computations.
+///
+/// # Errors
+/// Negative allowed lateness.
+pub fn ordered_with<K, T, F, W, O, V>(
+    parts: OrderedParts,
+    function: F,
+    visitor: V,
+) -> Result<V::Output, SpecError>
+where
+    K: Hash + Eq + Clone + Send + 'static,
+    T: Send + 'static,
+    F: AggregateFunction<T> + Send + 'static,
+    F::Acc: Send,
+    W: From<TimeWindow>,
+    O: From<F::Out>,
+    V: Visitor<K, T, W, O>,
+{
+    let OrderedParts {
+        kind,
+        geometry,
+        domain,
+        allowed_lateness,
+        late_data,
+    } = parts;
     if allowed_lateness < 0 {
         return Err(OperatorError::NegativeLateness(allowed_lateness).into());
     }
     Ok(match (kind, domain) {
-        (OrderedKind::KeyWindows, TimeDomain::EventTime) => Box::new(
+        (OrderedKind::KeyWindows, TimeDomain::EventTime) => visitor.visit(
             EventTime::wrap(KeyWindows::new(geometry, function), allowed_lateness)
                 .with_late_data(late_data),
         ),
-        (OrderedKind::Sliced(emit), TimeDomain::EventTime) => Box::new(
+        (OrderedKind::Sliced(emit), TimeDomain::EventTime) => visitor.visit(
             EventTime::wrap(
                 SlicedWindows::new(geometry, function, emit),
                 allowed_lateness,
@@ -367,28 +493,28 @@ where
             .with_late_data(late_data),
         ),
         (OrderedKind::KeyWindows, TimeDomain::ProcessingTime) => {
-            Box::new(ProcessingTime::wrap(KeyWindows::new(geometry, function)))
+            visitor.visit(ProcessingTime::wrap(KeyWindows::new(geometry, function)))
         }
-        (OrderedKind::Sliced(emit), TimeDomain::ProcessingTime) => Box::new(ProcessingTime::wrap(
-            SlicedWindows::new(geometry, function, emit),
-        )),
+        (OrderedKind::Sliced(emit), TimeDomain::ProcessingTime) => visitor.visit(
+            ProcessingTime::wrap(SlicedWindows::new(geometry, function, emit)),
+        ),
     })
 }
 
 /// Flink's `windowAll`: every element under one key (`K::default()`, the empty string for
 /// `String` keys), so results and late elements carry that key.
-struct AllOneKey<K>(Computation<K>);
+struct AllOneKey<C>(C);
 
-impl<K: JobKey> WindowComputation<K, f64> for AllOneKey<K> {
-    type Window = AnyWindow;
-    type Output = JobResult;
+impl<K: Default, C: WindowComputation<K, f64>> WindowComputation<K, f64> for AllOneKey<C> {
+    type Window = C::Window;
+    type Output = C::Output;
 
     fn process_element(
         &mut self,
         _key: K,
         element: f64,
         timestamp: Timestamp,
-        out: &mut dyn WindowOutput<K, AnyWindow, f64, JobResult>,
+        out: &mut dyn WindowOutput<K, C::Window, f64, C::Output>,
     ) -> Result<(), ElementError> {
         self.0
             .process_element(K::default(), element, timestamp, out)
@@ -397,7 +523,7 @@ impl<K: JobKey> WindowComputation<K, f64> for AllOneKey<K> {
     fn process_watermark(
         &mut self,
         watermark: Timestamp,
-        out: &mut dyn WindowOutput<K, AnyWindow, f64, JobResult>,
+        out: &mut dyn WindowOutput<K, C::Window, f64, C::Output>,
     ) -> bool {
         self.0.process_watermark(watermark, out)
     }
@@ -405,7 +531,7 @@ impl<K: JobKey> WindowComputation<K, f64> for AllOneKey<K> {
     fn advance_wall_clock(
         &mut self,
         now: Timestamp,
-        out: &mut dyn WindowOutput<K, AnyWindow, f64, JobResult>,
+        out: &mut dyn WindowOutput<K, C::Window, f64, C::Output>,
     ) {
         self.0.advance_wall_clock(now, out);
     }

@@ -16,7 +16,10 @@ mod build;
 pub mod duration;
 mod spec;
 
-pub use build::{build, ordered_computation, Computation, JobKey, JobResult, OrderedComputation};
+pub use build::{
+    build, build_with, ordered_computation, ordered_with, Boxing, Computation, JobKey, JobResult,
+    OrderedComputation, OrderedParts, Visitor,
+};
 pub use spec::{
     DeltaSpec, EvictorSpec, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy, TriggerSpec,
     WindowSpec,
