@@ -7,6 +7,10 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod runtime;
+
+pub use runtime::{Runtime, RuntimeConfig, RuntimeError};
+
 /// The repository README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

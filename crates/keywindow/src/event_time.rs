@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;
 
 use window_core::{
-    time, AggregateFunction, ElementError, LateDataPolicy, LiveState, TimeWindow, Timestamp,
+    time, AggregateFunction, LateDataPolicy, LiveState, Rejected, TimeWindow, Timestamp,
     WindowComputation, WindowMetrics, WindowOutput,
 };
 
@@ -219,8 +219,9 @@ where
     /// [`LateDataPolicy::SideOutput`], emitted at once.
     ///
     /// # Errors
-    /// [`ElementError::MissingTimestamp`] for `i64::MIN`; [`ElementError::TimestampOutOfRange`]
-    /// within one window (size + slide) of either end of `i64`.
+    /// [`Rejected`] with [`window_core::ElementError::MissingTimestamp`] for `i64::MIN`, or
+    /// [`window_core::ElementError::TimestampOutOfRange`] within one window (size + slide) of either end of
+    /// `i64`.
     #[inline]
     fn process_element(
         &mut self,
@@ -228,8 +229,10 @@ where
         element: T,
         timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, TimeWindow, T, P::Out>,
-    ) -> Result<(), ElementError> {
-        check_timestamp(self.inner.geometry(), timestamp)?;
+    ) -> Result<(), Rejected<K, T>> {
+        if let Err(e) = check_timestamp(self.inner.geometry(), timestamp) {
+            return Err(Rejected::new(e, key, element));
+        }
         if let Some((key, element)) = self.offer(key, element, timestamp) {
             if self.late_data == LateDataPolicy::SideOutput {
                 out.late(key, timestamp, element, self.watermark);

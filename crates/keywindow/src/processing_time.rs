@@ -9,7 +9,7 @@
 use std::marker::PhantomData;
 
 use window_core::{
-    ElementError, LiveState, TimeWindow, Timestamp, WindowComputation, WindowMetrics, WindowOutput,
+    LiveState, Rejected, TimeWindow, Timestamp, WindowComputation, WindowMetrics, WindowOutput,
 };
 
 use crate::{check_timestamp, InOrderWindows, KeyWindows, SlicedWindows};
@@ -79,16 +79,19 @@ where
     /// Processes the element at the clock's last reading; `timestamp` is not used.
     ///
     /// # Errors
-    /// [`ElementError::TimestampOutOfRange`] when the clock itself is within one window of the
-    /// ends of `i64` (and [`ElementError::MissingTimestamp`] before the first reading).
+    /// [`Rejected`] with [`window_core::ElementError::TimestampOutOfRange`] when the clock itself is within
+    /// one window of the ends of `i64` (and [`window_core::ElementError::MissingTimestamp`] before the first
+    /// reading).
     fn process_element(
         &mut self,
         key: K,
         element: T,
         _timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, TimeWindow, T, P::Out>,
-    ) -> Result<(), ElementError> {
-        check_timestamp(self.inner.geometry(), self.clock)?;
+    ) -> Result<(), Rejected<K, T>> {
+        if let Err(e) = check_timestamp(self.inner.geometry(), self.clock) {
+            return Err(Rejected::new(e, key, element));
+        }
         // The clock never goes back and the processor's time never passes it: in order.
         let r = self.inner.process(key, element, self.clock, out);
         debug_assert!(r.is_ok(), "processing-time element out of order: {r:?}");

@@ -151,6 +151,41 @@ impl fmt::Display for ElementError {
 
 impl std::error::Error for ElementError {}
 
+/// An element a computation could not process, handed back whole with the reason, so that the
+/// caller can report it (a dead-letter file) and lose nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rejected<K, T> {
+    /// Why.
+    pub error: ElementError,
+    /// The element's key.
+    pub key: K,
+    /// The element.
+    pub element: T,
+}
+
+impl<K, T> Rejected<K, T> {
+    /// `key` and `element`, rejected for `error`.
+    pub const fn new(error: ElementError, key: K, element: T) -> Self {
+        Self {
+            error,
+            key,
+            element,
+        }
+    }
+}
+
+impl<K, T> fmt::Display for Rejected<K, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl<K: fmt::Debug, T: fmt::Debug> std::error::Error for Rejected<K, T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// Receives what a [`WindowComputation`] emits: window results, late elements, and the news that
 /// a key's window became empty. `K` is the key, `W` the window, `T` the element, `O` the result.
 ///
@@ -341,14 +376,15 @@ pub trait WindowComputation<K, T> {
     /// `out`, as does the element itself when it is late and late data goes to the side output.
     ///
     /// # Errors
-    /// [`ElementError`] when the element cannot be processed; nothing changed then.
+    /// [`Rejected`], with the element and the [`ElementError`], when the element cannot be
+    /// processed; nothing changed then.
     fn process_element(
         &mut self,
         key: K,
         element: T,
         timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, Self::Window, T, Self::Output>,
-    ) -> Result<(), ElementError>;
+    ) -> Result<(), Rejected<K, T>>;
 
     /// Advances the event-time watermark to `watermark` (ms) and fires every window it reaches,
     /// in timestamp order. A watermark not later than the current one is ignored; returns
@@ -398,7 +434,7 @@ where
         element: T,
         timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, Self::Window, T, Self::Output>,
-    ) -> Result<(), ElementError> {
+    ) -> Result<(), Rejected<K, T>> {
         (**self).process_element(key, element, timestamp, out)
     }
 
@@ -523,7 +559,7 @@ where
         element: T,
         timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, W, T, O>,
-    ) -> Result<(), ElementError> {
+    ) -> Result<(), Rejected<K, T>> {
         self.inner
             .process_element(key, element, timestamp, &mut ConvertingOutput(out))
     }

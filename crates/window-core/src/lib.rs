@@ -24,8 +24,8 @@ pub use aggregate::{
     AggregateFunction, NumericAcc, NumericAggregate, NumericStats, ReduceAggregate, ReduceFunction,
 };
 pub use computation::{
-    Converted, ElementError, Emitted, LateDataPolicy, LiveState, TimeDomain, WindowComputation,
-    WindowMetrics, WindowOutput,
+    Converted, ElementError, Emitted, LateDataPolicy, LiveState, Rejected, TimeDomain,
+    WindowComputation, WindowMetrics, WindowOutput,
 };
 pub use time::{Timestamp, MAX_WATERMARK, MIN_WATERMARK};
 pub use window::{AnyWindow, GlobalWindow, TimeWindow, TimestampedValue, TriggerResult, Window};

@@ -62,24 +62,26 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// Offending values longer than this many characters are shortened in messages.
 const MAX_QUOTED_CHARS: usize = 64;
 
-/// One input record.
+/// One input record: a key, a value and an event timestamp; by default a text key and a
+/// number, as the CSV and JSON-lines readers produce them.
 ///
 /// Equality compares timestamp, key and value only: `line` says where the event was read, not
 /// what it is.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub struct Event<K = String, V = f64> {
     /// Event time, in milliseconds since the Unix epoch.
     pub timestamp: i64,
     /// The key the stream is partitioned by.
-    pub key: String,
-    /// The measured value (always finite).
-    pub value: f64,
+    pub key: K,
+    /// The measured value (always finite for the readers of this crate).
+    pub value: V,
     /// The 1-based physical line of the input it came from, for error reports about it
-    /// (0 when not read from a line-oriented input).
+    /// (the position in the stream, from 1, for sources that are not line-oriented; 0 when
+    /// unknown).
     pub line: u64,
 }
 
-impl PartialEq for Event {
+impl<K: PartialEq, V: PartialEq> PartialEq for Event<K, V> {
     fn eq(&self, other: &Self) -> bool {
         self.timestamp == other.timestamp && self.key == other.key && self.value == other.value
     }

@@ -17,7 +17,7 @@ use window_assigners::{
     WindowAssigner,
 };
 use window_core::{
-    AggregateFunction, AnyWindow, Converted, ElementError, LateDataPolicy, LiveState, NumericStats,
+    AggregateFunction, AnyWindow, Converted, LateDataPolicy, LiveState, NumericStats, Rejected,
     TimeWindow, Timestamp, TimestampedValue, WindowComputation, WindowMetrics, WindowOutput,
 };
 use window_operator::{
@@ -511,13 +511,15 @@ impl<K: Default, C: WindowComputation<K, f64>> WindowComputation<K, f64> for All
 
     fn process_element(
         &mut self,
-        _key: K,
+        key: K,
         element: f64,
         timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, C::Window, f64, C::Output>,
-    ) -> Result<(), ElementError> {
+    ) -> Result<(), Rejected<K, f64>> {
+        // A rejected element goes back with its own key.
         self.0
             .process_element(K::default(), element, timestamp, out)
+            .map_err(|r| Rejected::new(r.error, key, r.element))
     }
 
     fn process_watermark(

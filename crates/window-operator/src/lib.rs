@@ -43,7 +43,7 @@ pub use function::{FireContext, FullWindow, Incremental, WindowFunction};
 pub use keys::KeyId;
 pub use operator::WindowOperator;
 pub use window_core::{
-    ElementError, Emitted, LateDataPolicy, LiveState, WindowComputation, WindowMetrics,
+    ElementError, Emitted, LateDataPolicy, LiveState, Rejected, WindowComputation, WindowMetrics,
     WindowOutput,
 };
 

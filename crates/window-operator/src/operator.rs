@@ -9,7 +9,7 @@ use ahash::RandomState;
 use timer_service::TimerService;
 use window_assigners::{Merges, WindowAssigner};
 use window_core::{
-    time, ElementError, LateDataPolicy, LiveState, Timestamp, Window, WindowComputation,
+    time, ElementError, LateDataPolicy, LiveState, Rejected, Timestamp, Window, WindowComputation,
     WindowMetrics, WindowOutput,
 };
 use window_triggers::{Trigger, TriggerContext};
@@ -220,7 +220,7 @@ where
         value: T,
         timestamp: Timestamp,
         out: &mut O,
-    ) -> std::result::Result<(), ElementError>
+    ) -> std::result::Result<(), Rejected<K, T>>
     where
         O: WindowOutput<K, A::Window, T, F::Out> + ?Sized,
     {
@@ -231,17 +231,18 @@ where
                 .assign_windows(&value, timestamp, self.processing_time, &mut assigned);
         if let Err(e) = r {
             self.assigned = assigned;
-            return Err(e);
+            return Err(Rejected::new(e, key, value));
         }
         if let Some(limit) = self.max_window_states {
             let states = self.windows.len().saturating_add(assigned.len());
             if states > limit {
                 self.assigned = assigned;
-                return Err(ElementError::TooManyWindowStates {
+                let error = ElementError::TooManyWindowStates {
                     states,
                     limit,
                     timestamp,
-                });
+                };
+                return Err(Rejected::new(error, key, value));
             }
         }
         let mut skipped = true;
@@ -275,7 +276,9 @@ where
         if let Some(id) = key_id {
             self.keys.release_if_empty(id);
         }
-        result?;
+        if let Err(e) = result {
+            return Err(Rejected::new(e, key, value));
+        }
         self.metrics.elements += 1;
         if skipped {
             let wm = self.timers.current_watermark();
@@ -540,16 +543,16 @@ where
     /// Flink's `WindowOperator.processElement`.
     ///
     /// # Errors
-    /// [`ElementError`] when the assigner rejects the element (no timestamp, a bad dynamic
-    /// gap), when a merge would produce a window already behind the watermark, or when the
-    /// element would exceed [`WindowOperator::set_max_window_states`]; nothing changed then.
+    /// [`Rejected`] when the assigner rejects the element (no timestamp, a bad dynamic gap),
+    /// when a merge would produce a window already behind the watermark, or when the element
+    /// would exceed [`WindowOperator::set_max_window_states`]; nothing changed then.
     fn process_element(
         &mut self,
         key: K,
         element: T,
         timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, A::Window, T, F::Out>,
-    ) -> std::result::Result<(), ElementError> {
+    ) -> std::result::Result<(), Rejected<K, T>> {
         self.element(key, element, timestamp, out)
     }
 

@@ -14,7 +14,7 @@ use window_core::{GlobalWindow, NumericAggregate, TimeWindow, Timestamp, Timesta
 use window_operator::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 use window_operator::{
     ElementError, Emitted, FullWindow, Incremental, LateDataPolicy, OperatorConfig, OperatorError,
-    WindowComputation, WindowOperator,
+    Rejected, WindowComputation, WindowOperator,
 };
 use window_triggers::{
     AnyTrigger, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
@@ -404,14 +404,16 @@ fn b19_merge_behind_watermark_is_an_error_and_late_merging_window_is_cleared() {
     op.process_element("a", 1.0, 0, &mut out).unwrap();
     op.process_watermark(3, &mut out);
     let err = op.process_element("a", 1.0, 5, &mut out).unwrap_err();
+    let behind = ElementError::MergeBehindTime {
+        domain: TimeDomain::EventTime,
+        current: 3,
+        start: 0,
+        end: 4,
+    };
     assert_eq!(
         err,
-        ElementError::MergeBehindTime {
-            domain: TimeDomain::EventTime,
-            current: 3,
-            start: 0,
-            end: 4,
-        }
+        Rejected::new(behind, "a", 1.0),
+        "the element comes back"
     );
     assert!(err.to_string().contains("cannot become earlier"), "{err}");
     assert!(out.is_empty());
@@ -882,7 +884,7 @@ fn b45_missing_timestamps_and_non_positive_sizes_are_rejected() {
         WindowOperator::new(tumbling(10), AnyTrigger::EventTime, sum(), config(0, true)).unwrap();
     let mut out: Out<TimeWindow, Option<f64>> = Vec::new();
     let err = op.process_element("a", 1.0, MIN, &mut out).unwrap_err();
-    assert_eq!(err, ElementError::MissingTimestamp);
+    assert_eq!(err, Rejected::new(ElementError::MissingTimestamp, "a", 1.0));
     assert!(err.to_string().contains("no timestamp"), "{err}");
     assert_eq!(op.metrics().elements, 0, "the element is not counted");
     assert_eq!((op.live_windows(), op.live_keys()), (0, 0), "nor added");
@@ -899,13 +901,13 @@ fn b45_missing_timestamps_and_non_positive_sizes_are_rejected() {
         WindowOperator::new(sliding, AnyTrigger::EventTime, sum(), config(0, false)).unwrap();
     assert_eq!(
         op.process_element("a", 1.0, MIN, &mut out),
-        Err(ElementError::MissingTimestamp)
+        Err(Rejected::new(ElementError::MissingTimestamp, "a", 1.0))
     );
     let mut op =
         WindowOperator::new(sessions(5), AnyTrigger::EventTime, sum(), config(0, false)).unwrap();
     assert_eq!(
         op.process_element("a", 1.0, MIN, &mut out),
-        Err(ElementError::MissingTimestamp)
+        Err(Rejected::new(ElementError::MissingTimestamp, "a", 1.0))
     );
     assert_eq!((op.metrics().elements, op.live_windows()), (0, 0));
 
@@ -968,14 +970,16 @@ fn b45_missing_timestamps_and_non_positive_sizes_are_rejected() {
         WindowOperator::new(dynamic, AnyTrigger::EventTime, sum(), config(0, false)).unwrap();
     let mut out: Out<TimeWindow, Option<f64>> = Vec::new();
     assert_eq!(
-        op.process_element("a", 0.0, 5, &mut out),
+        op.process_element("a", 0.0, 5, &mut out)
+            .map_err(|r| r.error),
         Err(ElementError::InvalidDynamicGap {
             gap: 0,
             timestamp: 5
         })
     );
     assert_eq!(
-        op.process_element("a", -2.0, 5, &mut out),
+        op.process_element("a", -2.0, 5, &mut out)
+            .map_err(|r| r.error),
         Err(ElementError::InvalidDynamicGap {
             gap: -2,
             timestamp: 5

@@ -18,10 +18,9 @@ use clap::{Args, Parser, Subcommand};
 use engine::assigners::TimeDomain;
 use engine::core::{AnyWindow, ElementError, Window, WindowOutput};
 use engine::io::{
-    create_output, format_number, open_source, same_file, spawn_reader, DeadLetterWriter,
-    ErrorPolicy, Event, EventReader, FieldNames, InputError, InputErrorKind, InputFormat,
-    InputSpec, LateWriter, OnError, OutputFormat, ResultRecord, ResultWriter, SourceMessage,
-    BUNDLED_DATA,
+    create_output, format_number, open_source, same_file, DeadLetterWriter, ErrorPolicy, Event,
+    FieldNames, InputError, InputErrorKind, InputFormat, InputSpec, LateWriter, OnError,
+    OutputFormat, ResultRecord, ResultWriter, BUNDLED_DATA,
 };
 use engine::job::duration::parse_duration;
 use engine::job::{
@@ -29,8 +28,9 @@ use engine::job::{
 };
 use engine::keywindow::EmitMode;
 use engine::operator::LateDataPolicy;
-use engine::timers::{Clock, SystemClock};
-use engine::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
+use engine::runtime::{
+    DescribeRejection, ReaderSource, Runtime, RuntimeConfig, RuntimeError, Step,
+};
 
 /// Watermark delay of the default job (see the module doc).
 const BUNDLED_OUT_OF_ORDERNESS: &str = "6h";
@@ -305,6 +305,42 @@ struct OutputSink {
 }
 
 impl OutputSink {
+    /// The results writer (`--output`, with the `empty` column for strategies that emit empty
+    /// results) and the late-element writer (`--late-output`).
+    fn create(args: &RunArgs, empty_column: bool) -> Result<Self> {
+        let output_target = args.output.clone().unwrap_or_else(|| "-".to_owned());
+        let output_format = args.output_format.unwrap_or(match &args.output {
+            Some(p) => OutputFormat::from_path(p),
+            None => OutputFormat::Csv,
+        });
+        let late = match &args.late_output {
+            Some(p) => {
+                let w = create_output(&p.display().to_string()).context("--late-output")?;
+                Some(LateWriter::new(w, OutputFormat::from_path(p)))
+            }
+            None => None,
+        };
+        let writer = create_output(&output_target)?;
+        Ok(Self {
+            results: if empty_column {
+                ResultWriter::with_empty_column(writer, output_format)
+            } else {
+                ResultWriter::new(writer, output_format)
+            },
+            late,
+            error: None,
+        })
+    }
+
+    /// Flushes both writers, at the end (also after a failed run, to keep what was written).
+    fn flush_all(&mut self) -> Result<()> {
+        let flushed = self.results.flush().context("writing output");
+        if let Some(l) = self.late.as_mut() {
+            l.flush().context("writing late output")?;
+        }
+        flushed
+    }
+
     fn write(&mut self, key: &str, window: &AnyWindow, value: Option<f64>, empty: bool) {
         if self.error.is_some() {
             return;
@@ -336,6 +372,21 @@ impl WindowOutput<String, AnyWindow, f64, JobResult> for OutputSink {
         self.write(key, window, None, true);
     }
 
+    fn take_error(&mut self) -> Option<std::io::Error> {
+        self.error.take()
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.results.flush()?;
+        match self.late.as_mut() {
+            Some(l) => l.flush(),
+            None => Ok(()),
+        }
+    }
+
     fn late(&mut self, key: String, timestamp: i64, value: f64, watermark: i64) {
         if self.error.is_some() {
             return;
@@ -350,15 +401,6 @@ impl WindowOutput<String, AnyWindow, f64, JobResult> for OutputSink {
             if let Err(e) = w.write_late(&event, watermark) {
                 self.error = Some(e);
             }
-        }
-    }
-}
-
-impl OutputSink {
-    fn check(&mut self) -> Result<()> {
-        match self.error.take() {
-            Some(e) => Err(e).context("writing output"),
-            None => Ok(()),
         }
     }
 }
@@ -502,16 +544,9 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     })
 }
 
-/// Counters for the summary.
-#[derive(Default)]
-struct Counts {
-    events: u64,
-    rejected_by_operator: u64,
-}
-
 fn run(args: RunArgs) -> Result<()> {
     let plan = plan(&args)?;
-    let mut op: Computation<String> = engine::job::build(&plan.spec).map_err(|e| anyhow!("{e}"))?;
+    let op: Computation<String> = engine::job::build(&plan.spec).map_err(|e| anyhow!("{e}"))?;
     let fields = FieldNames {
         time: args.time_field.clone(),
         key: args.key_field.clone(),
@@ -520,67 +555,100 @@ fn run(args: RunArgs) -> Result<()> {
     let readers = plan
         .inputs
         .iter()
-        .map(|(spec, format)| open_source(spec, *format, fields.clone()))
+        .map(|(spec, format)| {
+            let live = !matches!(spec, InputSpec::File(_));
+            open_source(spec, *format, fields.clone()).map(|r| ReaderSource::new(r, live))
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    let output_target = args.output.clone().unwrap_or_else(|| "-".to_owned());
-    let output_format = args.output_format.unwrap_or(match &args.output {
-        Some(p) => OutputFormat::from_path(p),
-        None => OutputFormat::Csv,
-    });
-    let late = match &args.late_output {
-        Some(p) => {
-            let w = create_output(&p.display().to_string()).context("--late-output")?;
-            Some(LateWriter::new(w, OutputFormat::from_path(p)))
-        }
-        None => None,
-    };
-    let mut sink = OutputSink {
-        results: if plan.spec.strategy.emits_empty_results() {
-            ResultWriter::with_empty_column(create_output(&output_target)?, output_format)
-        } else {
-            ResultWriter::new(create_output(&output_target)?, output_format)
-        },
-        late,
-        error: None,
-    };
+    let mut sink = OutputSink::create(&args, plan.spec.strategy.emits_empty_results())?;
     let mut policy = ErrorPolicy::new(args.on_error);
     if let Some(p) = &args.dead_letter {
         policy = policy.with_dead_letter(DeadLetterWriter::create(p).context("--dead-letter")?);
     }
-    let total_bytes: Option<u64> = readers.iter().map(EventReader::total_bytes).sum();
+    let config = RuntimeConfig {
+        time: plan.spec.time,
+        out_of_orderness: plan.out_of_orderness,
+        watermark_interval: plan.watermark_interval,
+        idle_timeout: plan.idle_timeout,
+    };
+    let mut rt = Runtime::new(op, config);
+    rt.set_error_policy(policy);
+    rt.set_rejection_report(rejection_report(&plan));
+    for r in readers {
+        rt.add_source(Box::new(r));
+    }
     let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
-        .then(|| make_progress_bar(total_bytes));
+        .then(|| make_progress_bar(rt.progress().1));
     let started = Instant::now();
-    let source_names: Vec<String> = readers.iter().map(|r| r.source_name().to_owned()).collect();
-    let mut counts = Counts::default();
-    let outcome = drive(
-        &plan,
-        &mut op,
-        readers,
-        &mut sink,
-        &mut policy,
-        &mut counts,
-        progress_bar.as_ref(),
-    );
+    rt.start();
+    let outcome = loop {
+        match rt.step(&mut sink) {
+            Ok(Step::Finished) => break Ok(()),
+            Ok(_) => {
+                if let Some(pb) = &progress_bar {
+                    pb.set_position(rt.progress().0);
+                }
+            }
+            Err(e) => break Err(e),
+        }
+    };
     if let Some(pb) = &progress_bar {
         pb.finish_and_clear();
     }
-    let flushed = sink.results.flush().context("writing output");
-    if let Some(l) = sink.late.as_mut() {
-        l.flush().context("writing late output")?;
-    }
-    outcome?;
+    let flushed = sink.flush_all();
+    outcome.map_err(|e| job_error(e, &plan))?;
     flushed?;
     summary(
         &plan,
-        &op,
-        &counts,
-        &policy,
+        &rt,
         sink.results.records_written(),
         started.elapsed(),
-        &source_names.join(", "),
     );
     Ok(())
+}
+
+/// A runtime error as windowctl reports it.
+fn job_error(e: RuntimeError, _plan: &Plan) -> anyhow::Error {
+    match e {
+        RuntimeError::Element {
+            error: error @ ElementError::TooManyWindowStates { .. },
+            ..
+        } => anyhow!("{error} (--max-window-states): use --strategy sliced:changes or keywindow (results only where they change; --strategy sliced keeps few states but still writes every window), or raise the limit"),
+        other => anyhow::Error::new(other),
+    }
+}
+
+/// How an element the window assigner rejected is reported: the field at fault, by its name on
+/// the command line, and the element as a CSV line.
+fn rejection_report(plan: &Plan) -> DescribeRejection<String, f64> {
+    let (time_field, value_field) = (plan.time_field.clone(), plan.value_field.clone());
+    Box::new(move |r, source, line, timestamp| {
+        let value = r.element;
+        let field = match r.error {
+            ElementError::MissingTimestamp | ElementError::TimestampOutOfRange { .. } => {
+                &time_field
+            }
+            _ => &value_field,
+        };
+        InputError {
+            source_name: source.to_owned(),
+            line,
+            field: Some(field.clone()),
+            message: match r.error {
+                // The gap is the value read as ms (0 when it is not whole).
+                ElementError::InvalidDynamicGap { .. } => format!(
+                    "value {} is not a positive whole number of ms, which --window session:value needs as the session gap",
+                    format_number(value)
+                ),
+                ref err => format!(
+                    "element ({timestamp}, value {}) rejected by the window assigner: {err}",
+                    format_number(value)
+                ),
+            },
+            raw: format!("{timestamp},{},{value}", r.key),
+            kind: InputErrorKind::InvalidValue,
+        }
+    })
 }
 
 fn make_progress_bar(total: Option<u64>) -> indicatif::ProgressBar {
@@ -597,210 +665,6 @@ fn make_progress_bar(total: Option<u64>) -> indicatif::ProgressBar {
     pb
 }
 
-/// One running input: its reader thread's channel, its own watermark generator, and where it is.
-struct Input {
-    name: String,
-    rx: crossbeam_channel::Receiver<SourceMessage>,
-    progress: engine::io::Progress,
-    generator: BoundedOutOfOrderness,
-    /// The generator's watermark last handed to the combiner.
-    reported: i64,
-    done: bool,
-}
-
-/// Waits up to `wait` for a message from any live input; `None` on timeout.
-fn next_message(inputs: &[Input], wait: Duration) -> Option<(usize, SourceMessage)> {
-    let is_live = |&i: &usize| !inputs[i].done;
-    let finished = |i: usize| (i, SourceMessage::End);
-    // One live input (the common case, called per event): receive from it, allocating nothing.
-    let mut live_inputs = (0..inputs.len()).filter(is_live);
-    if let (Some(only), None) = (live_inputs.next(), live_inputs.next()) {
-        return match inputs[only].rx.recv_timeout(wait) {
-            Ok(m) => Some((only, m)),
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(finished(only)),
-        };
-    }
-    let live: Vec<usize> = (0..inputs.len()).filter(is_live).collect();
-    let mut select = crossbeam_channel::Select::new();
-    for &i in &live {
-        select.recv(&inputs[i].rx);
-    }
-    let op = select.select_timeout(wait).ok()?;
-    let i = live[op.index()];
-    Some(match op.recv(&inputs[i].rx) {
-        Ok(m) => (i, m),
-        Err(_) => finished(i),
-    })
-}
-
-/// Feeds events to the operator, with watermarks (event time) or the clock (processing time).
-/// With several inputs each has its own watermark generator and the operator gets the
-/// combination ([`WatermarkCombiner`]), with idleness when `--idle-timeout` is set.
-fn drive(
-    plan: &Plan,
-    op: &mut Computation<String>,
-    readers: Vec<EventReader>,
-    sink: &mut OutputSink,
-    policy: &mut ErrorPolicy,
-    counts: &mut Counts,
-    progress: Option<&indicatif::ProgressBar>,
-) -> Result<()> {
-    let processing = plan.spec.time == TimeDomain::ProcessingTime;
-    let clock = SystemClock;
-    let interval = Duration::from_millis(u64::try_from(plan.watermark_interval).unwrap_or(0));
-    let mut inputs: Vec<Input> = readers
-        .into_iter()
-        .map(|r| Input {
-            name: r.source_name().to_owned(),
-            progress: r.progress(),
-            rx: spawn_reader(r),
-            generator: BoundedOutOfOrderness::new(plan.out_of_orderness),
-            reported: i64::MIN,
-            done: false,
-        })
-        .collect();
-    // Streams (sockets, stdin) get their results written as they fire; files are flushed at
-    // the end, or whenever the input pauses.
-    let streaming = plan
-        .inputs
-        .iter()
-        .any(|(spec, _)| !matches!(spec, InputSpec::File(_)));
-    let mut flushed_records = 0;
-    let mut combiner = WatermarkCombiner::new(inputs.len(), plan.idle_timeout);
-    combiner.on_processing_time(clock.now_ms());
-    let mut last_emit = Instant::now();
-    // Reading the clock per element costs; only processing time, idleness and periodic
-    // watermarks need it.
-    let needs_clock = processing || plan.idle_timeout.is_some() || !interval.is_zero();
-    let now_ms = || if needs_clock { clock.now_ms() } else { 0 };
-    while inputs.iter().any(|i| !i.done) {
-        let now = now_ms();
-        if processing {
-            op.advance_wall_clock(now, sink);
-            sink.check()?;
-        }
-        // Wake up for the next processing-time timer, periodic watermark or idleness check.
-        let mut wait = Duration::from_millis(100);
-        if processing {
-            if let Some(t) = op.next_processing_time_timer() {
-                let ms = u64::try_from(t.saturating_sub(now)).unwrap_or(0);
-                wait = wait.min(Duration::from_millis(ms));
-            }
-        } else if !interval.is_zero() {
-            wait = wait.min(interval.saturating_sub(last_emit.elapsed()));
-        }
-        let message = next_message(&inputs, wait);
-        let paused = message.is_none();
-        match message {
-            None => {}
-            Some((i, SourceMessage::Event(e))) => {
-                counts.events += 1;
-                if counts.events % 8192 == 0 {
-                    if let Some(pb) = progress {
-                        pb.set_position(inputs.iter().map(|i| i.progress.bytes_read()).sum());
-                    }
-                }
-                let input = &mut inputs[i];
-                combiner.on_activity(i, now);
-                if processing {
-                    op.advance_wall_clock(clock.now_ms(), sink);
-                } else {
-                    input.generator.on_event(e.timestamp);
-                }
-                let Event {
-                    timestamp,
-                    key,
-                    value,
-                    line: e_line,
-                } = e;
-                // Only a dynamic session gap can reject an element; keep its key for the report.
-                let key_copy =
-                    (plan.spec.window == WindowSpec::DynamicSession).then(|| key.clone());
-                match op.process_element(key, value, timestamp, sink) {
-                    Ok(()) => {}
-                    Err(
-                        err @ (ElementError::MissingTimestamp
-                        | ElementError::TimestampOutOfRange { .. }
-                        | ElementError::InvalidDynamicGap { .. }),
-                    ) => {
-                        counts.rejected_by_operator += 1;
-                        let field = match err {
-                            ElementError::MissingTimestamp
-                            | ElementError::TimestampOutOfRange { .. } => &plan.time_field,
-                            _ => &plan.value_field,
-                        };
-                        let input_error = InputError {
-                            source_name: input.name.clone(),
-                            line: e_line,
-                            field: Some(field.clone()),
-                            message: match err {
-                                // The gap is the value read as ms (0 when it is not whole).
-                                ElementError::InvalidDynamicGap { .. } => format!(
-                                    "value {} is not a positive whole number of ms, which --window session:value needs as the session gap",
-                                    format_number(value)
-                                ),
-                                _ => format!(
-                                    "element ({timestamp}, value {}) rejected by the window assigner: {err}",
-                                    format_number(value)
-                                ),
-                            },
-                            raw: format!("{timestamp},{},{value}", key_copy.unwrap_or_default()),
-                            kind: InputErrorKind::InvalidValue,
-                        };
-                        policy.handle(input_error).map_err(|e| anyhow!("{e}"))?;
-                    }
-                    Err(e @ ElementError::TooManyWindowStates { .. }) => {
-                        bail!("{e} (--max-window-states): use --strategy sliced:changes or keywindow (results only where they change; --strategy sliced keeps few states but still writes every window), or raise the limit")
-                    }
-                    Err(e) => return Err(anyhow!("{e}")),
-                }
-            }
-            Some((_, SourceMessage::Error(err))) => {
-                policy.handle(err).map_err(|e| anyhow!("{e}"))?;
-            }
-            Some((i, SourceMessage::Io(text))) => bail!("reading {}: {text}", inputs[i].name),
-            Some((i, SourceMessage::End)) => {
-                inputs[i].done = true;
-                if !processing {
-                    // An ended input no longer holds event time back.
-                    combiner.on_end(i);
-                }
-            }
-        }
-        if !processing {
-            let now = now_ms();
-            if interval.is_zero() || last_emit.elapsed() >= interval {
-                for (i, input) in inputs.iter_mut().enumerate() {
-                    let w = input.generator.current();
-                    if !input.done && w > input.reported {
-                        input.reported = w;
-                        combiner.on_watermark(i, w, now);
-                    }
-                }
-                if !interval.is_zero() {
-                    last_emit = Instant::now();
-                }
-            }
-            op.process_watermark(combiner.on_processing_time(now), sink);
-        }
-        sink.check()?;
-        let written = sink.results.records_written();
-        if written != flushed_records && (streaming || paused) {
-            sink.results.flush().context("writing output")?;
-            if let Some(l) = sink.late.as_mut() {
-                l.flush().context("writing late output")?;
-            }
-            flushed_records = written;
-        }
-    }
-    if !processing {
-        // End of bounded input: the final watermark fires every pending event-time window.
-        op.process_watermark(i64::MAX, sink);
-    }
-    sink.check()
-}
-
 /// The process's peak resident memory in KB (Linux `VmHWM`), if the platform tells.
 fn peak_memory_kb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -810,21 +674,21 @@ fn peak_memory_kb() -> Option<u64> {
 
 fn summary(
     plan: &Plan,
-    op: &Computation<String>,
-    counts: &Counts,
-    policy: &ErrorPolicy,
+    rt: &Runtime<String, f64, Computation<String>>,
     results: u64,
     elapsed: Duration,
-    source_name: &str,
 ) {
+    let op = rt.computation();
+    let stats = rt.stats();
+    let source_name = rt.source_names().join(", ");
     let m = op.metrics();
     let secs = elapsed.as_secs_f64().max(1e-9);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
         "windowctl: {source_name}: {} events read in {secs:.3} s ({:.0} events/s)",
-        counts.events,
-        counts.events as f64 / secs
+        stats.events,
+        stats.events as f64 / secs
     );
     let _ = writeln!(
         err,
@@ -842,7 +706,7 @@ fn summary(
     let _ = writeln!(
         err,
         "windowctl: bad input lines skipped: {} (rejected by the assigner: {}); watermark delay {} ms",
-        policy.skipped, counts.rejected_by_operator, plan.out_of_orderness
+        stats.skipped, stats.rejected, plan.out_of_orderness
     );
     if plan.spec.strategy != Strategy::Native {
         let k = m;
