@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod runtime;
+pub mod stream;
 
 pub use runtime::{Runtime, RuntimeConfig, RuntimeError};
 

@@ -20,9 +20,14 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod named;
 mod session;
 mod time_windows;
 
+pub use named::{
+    EventTimeSessionWindows, Offset, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows,
+};
 pub use session::{SessionGap, SessionWindows};
 pub use time_windows::{SlidingWindows, TumblingWindows};
 
@@ -74,6 +79,17 @@ pub enum AssignerError {
         bound_name: &'static str,
         /// The size or slide in ms.
         bound: i64,
+    },
+    /// A duration longer than `i64::MAX` ms.
+    #[error(
+        "{what} of {seconds} s is longer than the time range of {} ms",
+        i64::MAX
+    )]
+    TooLong {
+        /// Which parameter.
+        what: &'static str,
+        /// The duration in whole seconds.
+        seconds: u64,
     },
     /// A sliding window configuration that would put too many windows on one element.
     #[error("sliding windows of size {size} ms and slide {slide} ms put {per_element} windows on each element; at most {MAX_WINDOWS_PER_ELEMENT} are allowed")]
@@ -210,6 +226,22 @@ pub trait WindowAssigner<T> {
     /// Whether windows close by the watermark (`true`) or by the processing-time clock.
     fn is_event_time(&self) -> bool;
 
+    /// The time domain of a time-window assigner; `None` for assigners whose windows are not
+    /// bound to time (global windows), which run in whatever domain the job runs.
+    fn time_domain(&self) -> Option<TimeDomain> {
+        Some(if self.is_event_time() {
+            TimeDomain::EventTime
+        } else {
+            TimeDomain::ProcessingTime
+        })
+    }
+
+    /// Size, slide and offset in ms, for sliding windows (the strategies other than Flink's
+    /// operator need them); `None` for other assigners.
+    fn sliding(&self) -> Option<(i64, i64, i64)> {
+        None
+    }
+
     /// Whether windows of this assigner merge (sessions). Merging assigners implement
     /// [`WindowAssigner::merge_windows`].
     fn is_merging(&self) -> bool {
@@ -303,6 +335,10 @@ impl<T, Tr> WindowAssigner<T> for GlobalWindows<Tr> {
 
     fn is_event_time(&self) -> bool {
         false
+    }
+
+    fn time_domain(&self) -> Option<TimeDomain> {
+        None
     }
 
     fn describe(&self) -> String {

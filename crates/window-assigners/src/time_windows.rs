@@ -215,6 +215,10 @@ impl<T> WindowAssigner<T> for SlidingWindows {
         Ok(())
     }
 
+    fn sliding(&self) -> Option<(i64, i64, i64)> {
+        Some((self.size, self.slide, self.offset))
+    }
+
     fn is_event_time(&self) -> bool {
         self.domain == TimeDomain::EventTime
     }

@@ -96,6 +96,57 @@ impl<T: Clone, R: ReduceFunction<T>> AggregateFunction<T> for ReduceAggregate<R>
     }
 }
 
+/// Another aggregate function over a field of the element: `extract` maps each element to what
+/// `inner` aggregates (a sum of one field of a user struct, say).
+///
+/// # Examples
+/// ```
+/// use window_core::{AggregateFunction, MapAggregate, NumericAggregate};
+/// struct Order { amount: f64 }
+/// let total = MapAggregate::new(|o: &Order| o.amount, NumericAggregate::Sum);
+/// let mut acc = total.create_accumulator();
+/// total.add(&mut acc, &Order { amount: 2.5 });
+/// total.add(&mut acc, &Order { amount: 4.0 });
+/// assert_eq!(total.get_result(&acc), Some(6.5));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct MapAggregate<G, F> {
+    extract: G,
+    inner: F,
+}
+
+impl<G, F> MapAggregate<G, F> {
+    /// `inner` over `extract(element)`.
+    pub const fn new(extract: G, inner: F) -> Self {
+        Self { extract, inner }
+    }
+}
+
+impl<T, U, G, F> AggregateFunction<T> for MapAggregate<G, F>
+where
+    G: Fn(&T) -> U,
+    F: AggregateFunction<U>,
+{
+    type Acc = F::Acc;
+    type Out = F::Out;
+
+    fn create_accumulator(&self) -> F::Acc {
+        self.inner.create_accumulator()
+    }
+
+    fn add(&self, acc: &mut F::Acc, value: &T) {
+        self.inner.add(acc, &(self.extract)(value));
+    }
+
+    fn merge(&self, acc: &mut F::Acc, other: F::Acc) {
+        self.inner.merge(acc, other);
+    }
+
+    fn get_result(&self, acc: &F::Acc) -> F::Out {
+        self.inner.get_result(acc)
+    }
+}
+
 /// Count, sum, min and max of `f64` values: the accumulator of [`NumericAggregate`].
 ///
 /// `min` and `max` are `+inf`/`-inf` while `count == 0`.

@@ -21,7 +21,8 @@ pub mod time;
 pub mod window;
 
 pub use aggregate::{
-    AggregateFunction, NumericAcc, NumericAggregate, NumericStats, ReduceAggregate, ReduceFunction,
+    AggregateFunction, MapAggregate, NumericAcc, NumericAggregate, NumericStats, ReduceAggregate,
+    ReduceFunction,
 };
 pub use computation::{
     Converted, ElementError, Emitted, LateDataPolicy, LiveState, Rejected, TimeDomain,

@@ -7,10 +7,12 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+mod lines;
 pub mod sink;
 pub mod source;
 
 pub use error::{InputError, InputErrorKind, OpenError};
+pub use lines::{open_lines, TextLines};
 pub use sink::{
     create_output, format_list, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
 };

@@ -253,61 +253,42 @@ pub fn open_source(
     format: InputFormat,
     fields: FieldNames,
 ) -> Result<EventReader, OpenError> {
-    let name = spec.source_name();
+    let opened = open_input(spec)?;
+    let reader = EventReader::from_parts(
+        opened.input,
+        spec.source_name(),
+        format,
+        fields,
+        opened.progress,
+        opened.count_lines,
+    );
+    Ok(if matches!(spec, InputSpec::Socket(_)) {
+        reader.with_csv_header(CsvHeader::Detect)
+    } else {
+        reader
+    })
+}
+
+/// An opened input: its bytes, and how far they have been read.
+pub(crate) struct Opened {
+    pub(crate) input: Box<dyn BufRead + Send>,
+    pub(crate) progress: Progress,
+    /// Whether the reader counts consumed bytes itself (no counting reader below).
+    pub(crate) count_lines: bool,
+}
+
+/// Opens the bytes of an input: a file (`.gz` decompressed), stdin, or a TCP connection.
+///
+/// # Errors
+/// As [`open_source`].
+pub(crate) fn open_input(spec: &InputSpec) -> Result<Opened, OpenError> {
     match spec {
-        InputSpec::Stdin => Ok(EventReader::new(
-            BufReader::with_capacity(READ_BUFFER_BYTES, io::stdin()),
-            name,
-            format,
-            fields,
-        )),
-        InputSpec::File(path) => {
-            let open_error = |error| OpenError::Open {
-                path: path.display().to_string(),
-                error,
-            };
-            let mut file = File::open(path).map_err(open_error)?;
-            let metadata = file.metadata().map_err(open_error)?;
-            if metadata.is_dir() {
-                // Opening a directory succeeds on Unix; reading it fails later, at "line 1".
-                return Err(open_error(io::Error::new(
-                    io::ErrorKind::IsADirectory,
-                    "it is a directory",
-                )));
-            }
-            let total = metadata.len();
-            let gzipped = path
-                .extension()
-                .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
-            if gzipped && total > 0 {
-                // A clear error for a `.gz` that is not gzip, instead of "unexpected end of
-                // file" from the decoder.
-                let mut magic = [0_u8; 2];
-                let read = io::Read::read(&mut file, &mut magic).map_err(open_error)?;
-                if read < 2 || magic != [0x1f, 0x8b] {
-                    return Err(OpenError::NotGzip {
-                        path: path.display().to_string(),
-                    });
-                }
-                io::Seek::rewind(&mut file).map_err(open_error)?;
-            }
-            let progress = Progress::new(Some(total));
-            let counted = CountingReader {
-                inner: file,
-                bytes: Arc::clone(&progress.bytes),
-            };
-            let input: Box<dyn BufRead + Send> = if gzipped {
-                Box::new(BufReader::with_capacity(
-                    READ_BUFFER_BYTES,
-                    flate2::read::MultiGzDecoder::new(counted),
-                ))
-            } else {
-                Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, counted))
-            };
-            Ok(EventReader::from_parts(
-                input, name, format, fields, progress, false,
-            ))
-        }
+        InputSpec::Stdin => Ok(Opened {
+            input: Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, io::stdin())),
+            progress: Progress::new(None),
+            count_lines: true,
+        }),
+        InputSpec::File(path) => open_file(path),
         InputSpec::Socket(addr) => {
             let stream = TcpStream::connect(addr.as_str()).map_err(|error| OpenError::Connect {
                 addr: addr.clone(),
@@ -318,13 +299,63 @@ pub fn open_source(
                 inner: stream,
                 bytes: Arc::clone(&progress.bytes),
             };
-            let input = Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, counted));
-            Ok(
-                EventReader::from_parts(input, name, format, fields, progress, false)
-                    .with_csv_header(CsvHeader::Detect),
-            )
+            Ok(Opened {
+                input: Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, counted)),
+                progress,
+                count_lines: false,
+            })
         }
     }
+}
+
+fn open_file(path: &Path) -> Result<Opened, OpenError> {
+    let open_error = |error| OpenError::Open {
+        path: path.display().to_string(),
+        error,
+    };
+    let mut file = File::open(path).map_err(open_error)?;
+    let metadata = file.metadata().map_err(open_error)?;
+    if metadata.is_dir() {
+        // Opening a directory succeeds on Unix; reading it fails later, at "line 1".
+        return Err(open_error(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory",
+        )));
+    }
+    let total = metadata.len();
+    let gzipped = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
+    if gzipped && total > 0 {
+        // A clear error for a `.gz` that is not gzip, instead of "unexpected end of
+        // file" from the decoder.
+        let mut magic = [0_u8; 2];
+        let read = io::Read::read(&mut file, &mut magic).map_err(open_error)?;
+        if read < 2 || magic != [0x1f, 0x8b] {
+            return Err(OpenError::NotGzip {
+                path: path.display().to_string(),
+            });
+        }
+        io::Seek::rewind(&mut file).map_err(open_error)?;
+    }
+    let progress = Progress::new(Some(total));
+    let counted = CountingReader {
+        inner: file,
+        bytes: Arc::clone(&progress.bytes),
+    };
+    let input: Box<dyn BufRead + Send> = if gzipped {
+        Box::new(BufReader::with_capacity(
+            READ_BUFFER_BYTES,
+            flate2::read::MultiGzDecoder::new(counted),
+        ))
+    } else {
+        Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, counted))
+    };
+    Ok(Opened {
+        input,
+        progress,
+        count_lines: false,
+    })
 }
 
 /// A cloneable, thread-safe view of how far a reader has got, for a progress

@@ -294,7 +294,6 @@ where
     K: JobKey,
     A: WindowAssigner<f64>,
     F: WindowFunction<f64>,
-    F::Acc: std::fmt::Debug,
 {
     op.set_max_window_states(spec.max_window_states);
     op

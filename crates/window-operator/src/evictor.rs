@@ -197,6 +197,18 @@ impl<T, E: Evictor<T>> Evictor<T> for Option<E> {
     }
 }
 
+/// An evictor behind a box (chosen at run time, as the fluent API keeps it).
+impl<T, E: Evictor<T> + ?Sized> Evictor<T> for Box<E> {
+    fn evict(
+        &self,
+        elements: &mut Vec<TimestampedValue<T>>,
+        moment: EvictMoment,
+        ctx: &FireContext,
+    ) {
+        (**self).evict(elements, moment, ctx);
+    }
+}
+
 /// A window function that keeps the elements, applies an evictor around `f`, and keeps only
 /// what the evictor left (Flink's `EvictingWindowOperator`).
 ///

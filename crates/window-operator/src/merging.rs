@@ -3,7 +3,6 @@
 //! inherits the contents (`merge`) and the trigger state (`on_merge`), and the merged-away
 //! windows' timers are deleted.
 
-use std::fmt::Debug;
 use std::hash::Hash;
 
 use window_assigners::WindowAssigner;
@@ -20,8 +19,6 @@ where
     A: WindowAssigner<T>,
     Tr: Trigger<T, A::Window>,
     F: WindowFunction<T>,
-    Tr::State: Debug,
-    F::Acc: Debug,
 {
     /// Adds `new` to the key's merging window set, merging it with every window it touches
     /// (Flink's `MergingWindowSet.addWindow` with the operator's merge function). Returns the

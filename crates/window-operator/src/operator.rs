@@ -138,8 +138,6 @@ where
     A: WindowAssigner<T>,
     Tr: Trigger<T, A::Window>,
     F: WindowFunction<T>,
-    Tr::State: Debug,
-    F::Acc: Debug,
 {
     /// Builds the operator.
     ///
@@ -534,8 +532,6 @@ where
     A: WindowAssigner<T>,
     Tr: Trigger<T, A::Window>,
     F: WindowFunction<T>,
-    Tr::State: Debug,
-    F::Acc: Debug,
 {
     type Window = A::Window;
     type Output = F::Out;

@@ -52,7 +52,7 @@ pub trait Source<K, V>: Send {
     }
 }
 
-/// A source over an iterator of events: the fluent API's `from_iter`, and tests.
+/// A source over an iterator of events: the fluent API's `from_collection`, and tests.
 #[derive(Debug)]
 pub struct IterSource<I> {
     name: String,
