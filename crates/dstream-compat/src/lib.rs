@@ -27,6 +27,7 @@ mod dstream;
 mod error;
 mod graph;
 pub mod pair;
+mod rules;
 mod time;
 pub mod workload;
 
@@ -35,6 +36,7 @@ pub use context::{ContextState, QueueInput, Retention, StreamInfo, StreamingCont
 pub use dstream::{BatchCollector, DStream};
 pub use error::{Error, Result};
 pub use pair::InverseReduce;
+pub use rules::SparkRule;
 
 use std::num::NonZeroUsize;
 

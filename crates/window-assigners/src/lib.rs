@@ -35,7 +35,7 @@ use std::fmt::Debug;
 
 pub use window_core::{ElementError, TimeDomain};
 
-use window_core::{GlobalWindow, Timestamp, Window};
+use window_core::{FlinkRule, GlobalWindow, Timestamp, Window};
 use window_triggers::{EndOfStreamTrigger, NeverTrigger, TimeTrigger};
 
 /// Most windows one element may be assigned to (`size / slide` of a sliding window). Larger
@@ -63,6 +63,8 @@ pub enum AssignerError {
     /// A size, slide or gap that is zero or negative.
     #[error("{what} must be positive, got {value} ms")]
     NotPositive {
+        /// Which assigner (`tumbling`, `sliding`, `session`).
+        assigner: &'static str,
         /// Which parameter (`window size`, `slide`, `session gap`).
         what: &'static str,
         /// The offending value in ms.
@@ -101,6 +103,25 @@ pub enum AssignerError {
         /// `ceil(size / slide)`.
         per_element: i64,
     },
+}
+
+impl AssignerError {
+    /// The Flink rule this error enforces, if it is one of Flink's (the cap on windows per
+    /// element and the `i64` range are this workspace's own limits).
+    #[must_use]
+    pub fn rule(&self) -> Option<FlinkRule> {
+        let of = |assigner: &str| match assigner {
+            "tumbling" => Some(FlinkRule::TumblingWindowParameters),
+            "sliding" => Some(FlinkRule::SlidingWindowParameters),
+            "session" => Some(FlinkRule::SessionGapPositive),
+            _ => None,
+        };
+        match self {
+            AssignerError::NotPositive { assigner, .. } => of(assigner),
+            AssignerError::OffsetOutOfRange { kind, .. } => of(kind),
+            AssignerError::TooLong { .. } | AssignerError::TooManyWindows { .. } => None,
+        }
+    }
 }
 
 /// This crate's result type.
@@ -364,9 +385,13 @@ fn domain_time(
     }
 }
 
-fn positive(what: &'static str, value: i64) -> Result<i64> {
+fn positive(assigner: &'static str, what: &'static str, value: i64) -> Result<i64> {
     if value <= 0 {
-        Err(AssignerError::NotPositive { what, value })
+        Err(AssignerError::NotPositive {
+            assigner,
+            what,
+            value,
+        })
     } else {
         Ok(value)
     }

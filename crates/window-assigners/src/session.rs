@@ -61,7 +61,7 @@ impl<T> SessionWindows<T> {
     /// # Errors
     /// A gap that is not positive.
     pub fn with_gap(gap: i64, domain: TimeDomain) -> Result<Self> {
-        positive("session gap", gap)?;
+        positive("session", "session gap", gap)?;
         Ok(Self {
             gap: SessionGap::Static(gap),
             domain,

@@ -37,7 +37,7 @@ impl TumblingWindows {
     /// # Errors
     /// `size <= 0`, or `abs(offset) >= size`.
     pub fn new(size: i64, offset: i64, domain: TimeDomain) -> Result<Self> {
-        positive("window size", size)?;
+        positive("tumbling", "window size", size)?;
         if offset.unsigned_abs() >= size.unsigned_abs() {
             return Err(AssignerError::OffsetOutOfRange {
                 kind: "tumbling",
@@ -133,8 +133,8 @@ impl SlidingWindows {
     /// `size <= 0`, `slide <= 0`, `abs(offset) >= slide`, or more than
     /// [`MAX_WINDOWS_PER_ELEMENT`] windows per element.
     pub fn new(size: i64, slide: i64, offset: i64, domain: TimeDomain) -> Result<Self> {
-        positive("window size", size)?;
-        positive("slide", slide)?;
+        positive("sliding", "window size", size)?;
+        positive("sliding", "slide", slide)?;
         if offset.unsigned_abs() >= slide.unsigned_abs() {
             return Err(AssignerError::OffsetOutOfRange {
                 kind: "sliding",

@@ -15,6 +15,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use crate::rules::FlinkRule;
 use crate::time::Timestamp;
 use crate::window::Window;
 
@@ -150,6 +151,29 @@ impl fmt::Display for ElementError {
 }
 
 impl std::error::Error for ElementError {}
+
+impl ElementError {
+    /// The Flink rule this error enforces, if it is one of Flink's (the `i64` range and the
+    /// limit on window states are this workspace's own).
+    #[must_use]
+    pub fn rule(&self) -> Option<FlinkRule> {
+        match self {
+            ElementError::MissingTimestamp => Some(FlinkRule::TimestampRequired),
+            ElementError::InvalidDynamicGap { .. } => Some(FlinkRule::DynamicSessionGapPositive),
+            ElementError::MergeBehindTime {
+                domain: TimeDomain::EventTime,
+                ..
+            } => Some(FlinkRule::MergeNotBehindWatermark),
+            ElementError::MergeBehindTime {
+                domain: TimeDomain::ProcessingTime,
+                ..
+            } => Some(FlinkRule::MergeNotBehindProcessingTime),
+            ElementError::TimestampOutOfRange { .. } | ElementError::TooManyWindowStates { .. } => {
+                None
+            }
+        }
+    }
+}
 
 /// An element a computation could not process, handed back whole with the reason, so that the
 /// caller can report it (a dead-letter file) and lose nothing.

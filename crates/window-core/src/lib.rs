@@ -17,6 +17,7 @@
 
 pub mod aggregate;
 pub mod computation;
+pub mod rules;
 pub mod time;
 pub mod window;
 
@@ -28,5 +29,6 @@ pub use computation::{
     Converted, ElementError, Emitted, LateDataPolicy, LiveState, Rejected, TimeDomain,
     WindowComputation, WindowMetrics, WindowOutput,
 };
+pub use rules::{FlinkRule, Stage};
 pub use time::{Timestamp, MAX_WATERMARK, MIN_WATERMARK};
 pub use window::{AnyWindow, GlobalWindow, TimeWindow, TimestampedValue, TriggerResult, Window};

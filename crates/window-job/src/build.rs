@@ -26,7 +26,8 @@ use window_operator::{
 };
 use window_triggers::{AnyTrigger, CountTrigger};
 
-use crate::spec::{syntax, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy, WindowSpec};
+use crate::parts::{TriggerSpec, WindowSpec};
+use crate::spec::{syntax, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy};
 
 /// A window's result in a job.
 #[derive(Clone, Debug, PartialEq)]
@@ -333,7 +334,7 @@ where
             "key windows and sliced windows apply to sliding windows only",
         ));
     };
-    if spec.trigger != crate::spec::TriggerSpec::Default || spec.evictor.is_some() {
+    if spec.trigger != TriggerSpec::Default || spec.evictor.is_some() {
         return Err(syntax(
             "strategy",
             name,

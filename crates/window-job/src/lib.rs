@@ -14,16 +14,17 @@
 
 mod build;
 pub mod duration;
+mod fields;
+mod grammar;
+mod parts;
 mod spec;
 
 pub use build::{
     build, build_with, ordered_computation, ordered_with, Boxing, Computation, JobKey, JobResult,
     OrderedComputation, OrderedParts, Visitor,
 };
-pub use spec::{
-    DeltaSpec, EvictorSpec, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy, TriggerSpec,
-    WindowSpec,
-};
+pub use parts::{DeltaSpec, EvictorSpec, TriggerSpec, WindowSpec};
+pub use spec::{IoSpec, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy, WatermarkSpec};
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! Unit tests of the grammar and of building computations.
 
 use super::*;
+use crate::{DeltaSpec, EvictorSpec};
 use keywindow::EmitMode;
 use window_assigners::TimeDomain;
 use window_core::{AnyWindow, Emitted, Timestamp, Window};
@@ -35,7 +36,9 @@ fn window_specs_parse_with_units_and_reject_garbage() {
 fn trigger_specs_parse_nested() {
     assert_eq!(
         "purging:count:3".parse::<TriggerSpec>().unwrap(),
-        TriggerSpec::Purging(Box::new(TriggerSpec::Count(3)))
+        TriggerSpec::Purging {
+            inner: Box::new(TriggerSpec::Count { count: 3 })
+        }
     );
     assert!("count:0".parse::<TriggerSpec>().is_err());
     assert_eq!(
@@ -110,4 +113,114 @@ fn b46_session_with_delta_trigger_is_rejected_at_build() {
         "{err}"
     );
     assert!(err.contains("DeltaTrigger"), "{err}");
+}
+
+#[test]
+fn a_conformance_case_input_is_a_job_spec() {
+    // The input of the Flink case allowed-lateness-late-firings, without its events.
+    let json = r#"{
+        "watermarks": {"type": "bounded", "max_out_of_orderness": 0},
+        "assigner": {"type": "sliding", "size": 10, "slide": 5, "offset": 0},
+        "trigger": {"type": "purging", "inner": {"type": "count", "count": 2}},
+        "evictor": {"type": "delta", "threshold": 2, "delta_fn": "diff", "evict_after": true},
+        "allowed_lateness": 20,
+        "late_side_output": true,
+        "aggregate": "list"
+    }"#;
+    let spec = JobSpec::from_json(json).unwrap();
+    let window = WindowSpec::Sliding {
+        size: 10,
+        slide: 5,
+        offset: 0,
+    };
+    let mut expected = JobSpec::new(window, JobAggregate::List);
+    expected.trigger = TriggerSpec::Purging {
+        inner: Box::new(TriggerSpec::Count { count: 2 }),
+    };
+    expected.evictor = Some(EvictorSpec::Delta {
+        threshold: 2.0,
+        function: DeltaSpec::Diff,
+        moment: window_operator::EvictMoment::After,
+    });
+    expected.allowed_lateness = 20;
+    expected.late_data = window_core::LateDataPolicy::SideOutput;
+    assert_eq!(spec, expected);
+    // The canonical form reads back as the same job.
+    assert_eq!(JobSpec::from_json(&spec.canonical()).unwrap(), spec);
+}
+
+#[test]
+fn a_toml_job_file_takes_the_command_lines_grammar_and_units() {
+    let toml = r#"
+        name = "delays"
+        assigner = "sliding:1h:5min"
+        trigger = "purging:count:3"
+        aggregate = "mean"
+        strategy = "sliced:changes"
+        time = "event"
+        allowed_lateness = "10min"
+        watermarks = { type = "bounded", max_out_of_orderness = "6h", idle_timeout = "30s" }
+        [io]
+        input = ["data/nycflights13_dest.csv.gz"]
+        output = "delays.jsonl"
+    "#;
+    let spec = JobSpec::from_toml(toml).unwrap();
+    assert_eq!(spec.name.as_deref(), Some("delays"));
+    assert_eq!(spec.window, "sliding:1h:5min".parse().unwrap());
+    assert_eq!(spec.trigger, "purging:count:3".parse().unwrap());
+    assert_eq!(spec.strategy, Strategy::Sliced(EmitMode::Changes));
+    assert_eq!(spec.allowed_lateness, 600_000);
+    assert_eq!(
+        spec.watermarks,
+        WatermarkSpec::Bounded {
+            max_out_of_orderness: 21_600_000,
+            interval: 0,
+            idle_timeout: Some(30_000)
+        }
+    );
+    assert_eq!(spec.io.input, ["data/nycflights13_dest.csv.gz"]);
+    assert_eq!(JobSpec::from_json(&spec.canonical()).unwrap(), spec);
+}
+
+#[test]
+fn a_job_file_with_a_typo_or_a_bad_value_says_where() {
+    let e = JobSpec::from_toml("assigner = \"global\"\naggregat = \"sum\"\n").unwrap_err();
+    assert!(e.to_string().contains("aggregat"), "{e}");
+    let e = JobSpec::from_json(r#"{"assigner": "tumbling:1x", "aggregate": "sum"}"#).unwrap_err();
+    assert!(e.to_string().contains("1x"), "{e}");
+    let e = JobSpec::from_json(r#"{"assigner": {"type": "tumbling"}, "aggregate": "sum"}"#)
+        .unwrap_err();
+    assert!(e.to_string().contains("size"), "{e}");
+}
+
+#[test]
+fn validation_errors_name_the_flink_rule_they_enforce() {
+    let cases = [
+        (
+            r#"{"assigner": {"type": "tumbling", "size": 10, "offset": 10}, "aggregate": "sum"}"#,
+            window_core::FlinkRule::TumblingWindowParameters,
+        ),
+        (
+            r#"{"assigner": {"type": "tumbling", "size": 0}, "aggregate": "sum"}"#,
+            window_core::FlinkRule::TumblingWindowParameters,
+        ),
+        (
+            r#"{"assigner": {"type": "sliding", "size": 10, "slide": 0}, "aggregate": "sum"}"#,
+            window_core::FlinkRule::SlidingWindowParameters,
+        ),
+        (
+            r#"{"assigner": {"type": "session", "gap": -5}, "aggregate": "sum"}"#,
+            window_core::FlinkRule::SessionGapPositive,
+        ),
+        (
+            r#"{"assigner": "session:5", "trigger": "count:3", "aggregate": "sum", "allowed_lateness": -1}"#,
+            window_core::FlinkRule::AllowedLatenessNotNegative,
+        ),
+    ];
+    for (json, rule) in cases {
+        let spec = JobSpec::from_json(json).unwrap();
+        let err = build::<String>(&spec).err().expect("rejected");
+        assert_eq!(err.rule(), Some(rule), "{json}: {err}");
+        assert!(err.to_string().contains(rule.flink_message()), "{err}");
+    }
 }

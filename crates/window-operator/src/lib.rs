@@ -42,6 +42,8 @@ pub use evictor::{
 pub use function::{FireContext, FullWindow, Incremental, WindowFunction};
 pub use keys::KeyId;
 pub use operator::WindowOperator;
+use window_core::FlinkRule;
+
 pub use window_core::{
     ElementError, Emitted, LateDataPolicy, LiveState, Rejected, WindowComputation, WindowMetrics,
     WindowOutput,
@@ -64,6 +66,19 @@ pub enum OperatorError {
     /// cannot be negative.").
     #[error("allowed lateness must not be negative, got {0} ms")]
     NegativeLateness(i64),
+}
+
+impl OperatorError {
+    /// The Flink rule this error enforces.
+    #[must_use]
+    pub fn rule(&self) -> Option<FlinkRule> {
+        Some(match self {
+            OperatorError::TriggerCannotMerge { .. } => {
+                FlinkRule::MergingAssignerNeedsMergingTrigger
+            }
+            OperatorError::NegativeLateness(_) => FlinkRule::AllowedLatenessNotNegative,
+        })
+    }
 }
 
 /// This crate's result type.

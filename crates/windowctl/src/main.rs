@@ -524,6 +524,9 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         strategy: strategy_with_emit(args.strategy, args.emit)?,
         window_all: args.window_all,
         max_window_states: Some(args.max_window_states),
+        name: None,
+        watermarks: Default::default(),
+        io: Default::default(),
     };
     Ok(Plan {
         inputs,

@@ -14,12 +14,8 @@
 //! be rejected when it is built, as Flink rejects it, with the error that means what Flink's
 //! exception says ([`same_rejection`]).
 
-use engine::assigners::TimeDomain;
-use engine::core::{AnyWindow, Window, WindowOutput};
-use engine::job::{
-    EvictorSpec, JobAggregate, JobResult, JobSpec, SpecError, TriggerSpec, WindowSpec,
-};
-use engine::operator::{EvictMoment, LateDataPolicy, OperatorError};
+use engine::core::{AnyWindow, FlinkRule, Stage, Window, WindowOutput};
+use engine::job::{JobResult, JobSpec, WatermarkSpec, WindowSpec};
 use serde_json::{json, Value};
 
 use super::Outcome;
@@ -85,144 +81,20 @@ fn float(v: &Value, field: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("field '{field}' missing or not a number in {v}"))
 }
 
-fn delta_fn(v: &Value) -> Result<engine::job::DeltaSpec, String> {
-    match v.get("delta_fn").and_then(Value::as_str) {
-        Some("abs_diff") => Ok(engine::job::DeltaSpec::AbsDiff),
-        Some("diff") => Ok(engine::job::DeltaSpec::Diff),
-        other => Err(format!("unknown delta_fn {other:?}")),
-    }
-}
-
-fn trigger_spec(t: &Value) -> Result<TriggerSpec, String> {
-    Ok(match t["type"].as_str() {
-        Some("event_time") | Some("end_of_stream") => TriggerSpec::EventTime,
-        Some("processing_time") => TriggerSpec::ProcessingTime,
-        Some("never") => TriggerSpec::Never,
-        Some("count") => {
-            TriggerSpec::Count(int(t, "count")?.try_into().map_err(|_| "negative count")?)
-        }
-        Some("purging") => TriggerSpec::Purging(Box::new(trigger_spec(&t["inner"])?)),
-        Some("continuous_event_time") => TriggerSpec::ContinuousEventTime(int(t, "interval")?),
-        Some("continuous_processing_time") => {
-            TriggerSpec::ContinuousProcessingTime(int(t, "interval")?)
-        }
-        Some("delta") => TriggerSpec::Delta {
-            threshold: float(t, "threshold")?,
-            function: delta_fn(t)?,
-        },
-        other => return Err(format!("unknown trigger type {other:?}")),
-    })
-}
-
-/// The job a case describes.
+/// The job a case describes: its input without the events, read as a [`JobSpec`] (the case
+/// format is the job spec's JSON form).
 fn setup(input: &Value) -> Result<JobSpec, String> {
-    let evictor = match input.get("evictor") {
-        Some(e) if !e.is_null() => Some(evictor_spec(e)?),
-        _ => None,
-    };
-    let a = &input["assigner"];
-    let offset = a.get("offset").and_then(Value::as_i64).unwrap_or(0);
-    let trigger = match input.get("trigger") {
-        Some(t) if !t.is_null() => trigger_spec(t)?,
-        _ => TriggerSpec::Default,
-    };
-    let window = match a["type"].as_str() {
-        Some("tumbling") => WindowSpec::Tumbling {
-            size: int(a, "size")?,
-            offset,
-        },
-        Some("sliding") => WindowSpec::Sliding {
-            size: int(a, "size")?,
-            slide: int(a, "slide")?,
-            offset,
-        },
-        Some("session") => WindowSpec::Session {
-            gap: int(a, "gap")?,
-        },
-        Some("dynamic_session") => WindowSpec::DynamicSession,
-        Some("global") => WindowSpec::Global,
-        Some("global_end_of_stream") => WindowSpec::GlobalEndOfStream,
-        Some("count") => {
-            let count = |f: &str| -> Result<u64, String> {
-                int(a, f)?
-                    .try_into()
-                    .map_err(|_| format!("negative count window {f}"))
-            };
-            WindowSpec::Count {
-                size: count("size")?,
-                slide: if a.get("slide").is_some() {
-                    Some(count("slide")?)
-                } else {
-                    None
-                },
-            }
-        }
-        other => return Err(format!("unknown assigner type {other:?}")),
-    };
-    let aggregate: JobAggregate = input["aggregate"]
-        .as_str()
-        .ok_or("aggregate missing")?
-        .parse()
-        .map_err(|e: engine::job::SpecError| e.to_string())?;
-    let late_data = if input["late_side_output"].as_bool().unwrap_or(false) {
-        LateDataPolicy::SideOutput
-    } else {
-        LateDataPolicy::Drop
-    };
-    let mut spec = JobSpec::new(window, aggregate);
-    spec.trigger = trigger;
-    spec.time = TimeDomain::EventTime;
-    spec.allowed_lateness = input
-        .get("allowed_lateness")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    spec.late_data = late_data;
-    spec.evictor = evictor;
-    Ok(spec)
-}
-
-fn evictor_spec(e: &Value) -> Result<EvictorSpec, String> {
-    let moment = if e
-        .get("evict_after")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-    {
-        EvictMoment::After
-    } else {
-        EvictMoment::Before
-    };
-    Ok(match e["type"].as_str() {
-        Some("count") => EvictorSpec::Count {
-            max_count: int(e, "count")?
-                .try_into()
-                .map_err(|_| "negative evictor count")?,
-            moment,
-        },
-        Some("time") => EvictorSpec::Time {
-            size: int(e, "size")?,
-            moment,
-        },
-        Some("delta") => EvictorSpec::Delta {
-            threshold: float(e, "threshold")?,
-            function: delta_fn(e)?,
-            moment,
-        },
-        other => return Err(format!("unknown evictor type {other:?}")),
-    })
-}
-
-/// Whether our rejection `ours` means what Flink's exception `flink` says. Every Flink error
-/// the cases hold is listed; an unknown one fails, so a new case must be mapped here.
-fn same_rejection(flink: &str, ours: &SpecError) -> bool {
-    if flink.contains(
-        "merging window assigner cannot be used with a trigger that does not support merging",
-    ) {
-        return matches!(
-            ours,
-            SpecError::Operator(OperatorError::TriggerCannotMerge { .. })
-        );
+    let mut job = input.clone();
+    if let Some(fields) = job.as_object_mut() {
+        fields.remove("events");
     }
-    false
+    JobSpec::from_json(&job.to_string()).map_err(|e| e.to_string())
+}
+
+/// Whether our rejection means what Flink's exception `flink` says: ours enforces the Flink
+/// rule whose message Flink printed.
+fn same_rule(flink: &str, ours: Option<FlinkRule>) -> bool {
+    ours.is_some_and(|rule| rule.matches(flink))
 }
 
 /// Runs one Flink case.
@@ -243,22 +115,9 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
         .then(|| expected[0]["error"].as_str())
         .flatten();
     let mut op = match (engine::job::build::<String>(&spec), expected_error) {
-        (Ok(op), None) => op,
-        // Rejected when the job is built, as Flink rejects it, and for the same reason.
-        (Err(e), Some(flink)) => {
-            return Ok(if same_rejection(flink, &e) {
-                Outcome::Pass
-            } else {
-                Outcome::Fail(format!(
-                    "Flink: {flink}; we rejected it for another reason: {e}"
-                ))
-            });
-        }
-        (Ok(_), Some(flink)) => {
-            return Ok(Outcome::Fail(format!(
-                "Flink rejected the job ({flink}); we accepted it"
-            )))
-        }
+        (Ok(op), _) => op,
+        // Rejected when the job is built, as Flink rejects it, and for the same rule.
+        (Err(e), Some(flink)) => return Ok(rejection(flink, e.rule(), Stage::Build, &e)),
         (Err(e), None) => return Ok(Outcome::Fail(format!("job rejected: {e}"))),
     };
     let mut events: Vec<Value> = input["events"].as_array().ok_or("events missing")?.clone();
@@ -267,10 +126,12 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
         events.retain(|e| e.get("watermark").is_none());
         events.sort_by_key(|e| e["ts"].as_i64().unwrap_or(i64::MIN));
     }
-    let bounded = match input["watermarks"]["type"].as_str() {
-        Some("bounded") => Some(int(&input["watermarks"], "max_out_of_orderness")?),
-        Some("explicit") => None,
-        other => return Err(format!("unknown watermarks type {other:?}")),
+    let bounded = match spec.watermarks {
+        WatermarkSpec::Bounded {
+            max_out_of_orderness,
+            ..
+        } => Some(max_out_of_orderness),
+        WatermarkSpec::Explicit => None,
     };
     let mut rec = Recorder::default();
     let mut max_ts: Option<i64> = None;
@@ -283,9 +144,12 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
         let ts = int(e, "ts")?;
         let key = e["key"].as_str().ok_or("key not a string")?.to_owned();
         let value = float(e, "value")?;
-        if let Err(err) = op.process_element(key, value, ts, &mut rec) {
-            rec.records.push(json!({"error": err.to_string()}));
-            break;
+        if let Err(r) = op.process_element(key, value, ts, &mut rec) {
+            // Flink fails the job when the element arrives.
+            return Ok(match expected_error {
+                Some(flink) => rejection(flink, r.error.rule(), Stage::Element, &r),
+                None => Outcome::Fail(format!("element at {ts} rejected: {r}")),
+            });
         }
         if let Some(d) = bounded {
             if spec.window != WindowSpec::GlobalEndOfStream {
@@ -294,6 +158,11 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
                 op.process_watermark(m.saturating_sub(d).saturating_sub(1), &mut rec);
             }
         }
+    }
+    if let Some(flink) = expected_error {
+        return Ok(Outcome::Fail(format!(
+            "Flink rejected the job ({flink}); we ran it"
+        )));
     }
     op.process_watermark(i64::MAX, &mut rec);
     let merging = matches!(
@@ -304,6 +173,26 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
         None => Outcome::Pass,
         Some(diff) => Outcome::Fail(diff),
     })
+}
+
+/// The verdict on a rejection of ours at `stage` where Flink threw `flink`: the same Flink rule,
+/// enforced at the stage Flink enforces it.
+fn rejection(
+    flink: &str,
+    ours: Option<FlinkRule>,
+    stage: Stage,
+    error: &dyn std::fmt::Display,
+) -> Outcome {
+    match ours {
+        Some(rule) if same_rule(flink, Some(rule)) && rule.stage() == stage => Outcome::Pass,
+        Some(rule) if same_rule(flink, Some(rule)) => Outcome::Fail(format!(
+            "Flink: {flink} ({:?}); we rejected it for that rule at another stage ({stage:?}): {error}",
+            rule.stage()
+        )),
+        _ => Outcome::Fail(format!(
+            "Flink: {flink}; we rejected it for another reason: {error}"
+        )),
+    }
 }
 
 fn key_of(r: &Value) -> &str {
@@ -403,4 +292,85 @@ fn compare(expected: &[Value], actual: &[Value], merging: bool) -> Option<String
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-element case expecting Flink's error `error`.
+    fn error_case(input: Value, error: &str) -> Value {
+        json!({"name": "t", "input": input, "expected": [{"error": error}]})
+    }
+
+    fn input(assigner: Value, extra: Value) -> Value {
+        let mut i = json!({
+            "events": [{"ts": 1, "key": "a", "value": 0}, {"ts": 3, "key": "a", "value": 2}],
+            "watermarks": {"type": "bounded", "max_out_of_orderness": 0},
+            "assigner": assigner,
+            "late_side_output": false,
+            "aggregate": "sum"
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            i[k] = v.clone();
+        }
+        i
+    }
+
+    #[test]
+    fn flink_errors_match_by_rule_for_every_rule_enforced_when_the_job_is_built() {
+        let cases = [
+            // The case the issue names: failed before only because its text was not listed.
+            (
+                json!({"type": "tumbling", "size": 10, "offset": 10}),
+                json!({}),
+                "java.lang.IllegalArgumentException: TumblingEventTimeWindows parameters must satisfy abs(offset) < size",
+            ),
+            (
+                json!({"type": "sliding", "size": 10, "slide": 5, "offset": -5}),
+                json!({}),
+                "java.lang.IllegalArgumentException: SlidingEventTimeWindows parameters must satisfy abs(offset) < slide and size > 0",
+            ),
+            (
+                json!({"type": "session", "gap": 0}),
+                json!({}),
+                "java.lang.IllegalArgumentException: EventTimeSessionWindows parameters must satisfy 0 < size",
+            ),
+            (
+                json!({"type": "tumbling", "size": 10}),
+                json!({"allowed_lateness": -1}),
+                "java.lang.IllegalArgumentException: The allowed lateness cannot be negative.",
+            ),
+        ];
+        for (assigner, extra, flink) in cases {
+            let case = error_case(input(assigner, extra), flink);
+            assert_eq!(run(&case), Outcome::Pass, "{flink}");
+        }
+    }
+
+    #[test]
+    fn flink_errors_when_an_element_arrives_match_by_rule_at_that_stage() {
+        // The dynamic gap is the element's value: 0 for the first element.
+        let case = error_case(
+            input(json!({"type": "dynamic_session"}), json!({})),
+            "java.lang.IllegalArgumentException: Dynamic session time gap must satisfy 0 < gap",
+        );
+        assert_eq!(run(&case), Outcome::Pass);
+    }
+
+    #[test]
+    fn another_rule_or_no_rejection_fails() {
+        // Flink's sliding message for a tumbling job: another rule.
+        let case = error_case(
+            input(json!({"type": "tumbling", "size": 10, "offset": 10}), json!({})),
+            "java.lang.IllegalArgumentException: SlidingEventTimeWindows parameters must satisfy abs(offset) < slide and size > 0",
+        );
+        assert!(matches!(run(&case), Outcome::Fail(_)));
+        // A valid job Flink is said to reject.
+        let case = error_case(
+            input(json!({"type": "tumbling", "size": 10}), json!({})),
+            "java.lang.IllegalArgumentException: TumblingEventTimeWindows parameters must satisfy abs(offset) < size",
+        );
+        assert!(matches!(run(&case), Outcome::Fail(_)));
+    }
 }
