@@ -168,12 +168,12 @@ impl FlinkRule {
 }
 
 impl fmt::Display for FlinkRule {
-    /// `Flink's rule tumbling-window-parameters (TumblingEventTimeWindows / ... constructor:
-    /// "parameters must satisfy abs(offset) < size")`.
+    /// `Flink's rule tumbling-window-parameters: TumblingEventTimeWindows / ... constructor,
+    /// "parameters must satisfy abs(offset) < size"`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Flink's rule {} ({}: \"{}\")",
+            "Flink's rule {}: {}, \"{}\"",
             self.name(),
             self.enforced_by(),
             self.flink_message()

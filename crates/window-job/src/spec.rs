@@ -63,9 +63,9 @@ pub enum SpecError {
     Format(String),
 }
 
-/// ` (Flink's rule ...)` for an error that enforces one.
+/// ` [Flink's rule ...]` for an error that enforces one.
 fn rule_suffix(rule: Option<FlinkRule>) -> String {
-    rule.map_or_else(String::new, |r| format!(" ({r})"))
+    rule.map_or_else(String::new, |r| format!(" [{r}]"))
 }
 
 impl SpecError {
