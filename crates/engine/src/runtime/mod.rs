@@ -569,5 +569,3 @@ fn default_rejection<K, V>(
     }
 }
 
-#[cfg(test)]
-mod tests;

@@ -1,14 +1,15 @@
-//! The runtime on its own, with a manual clock and scripted sources.
+//! The runtime on its own (`engine::runtime`), with a manual clock and scripted sources.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use timer_service::ManualClock;
-use window_core::{AnyWindow, Emitted, Window};
-use window_io::{OnError, Progress};
-use window_job::{build, Computation, JobResult, JobSpec, WindowSpec};
-
-use super::*;
+use engine::core::{AnyWindow, Emitted, TimeDomain, Window, WindowComputation};
+use engine::io::{ErrorPolicy, Event, InputError, InputErrorKind, OnError, Progress};
+use engine::job::{build, Computation, JobResult, JobSpec, WindowSpec};
+use engine::runtime::{
+    DescribeRejection, Read, Runtime, RuntimeConfig, RuntimeError, Source, Step,
+};
+use engine::timers::ManualClock;
 
 type Out = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
 
