@@ -171,3 +171,52 @@ fn elements_without_timestamps_in_event_time_are_an_error_naming_the_element() {
     assert_eq!(e.line, 1);
     assert!(err.to_string().contains("no timestamp"), "{err}");
 }
+
+#[test]
+fn a_tuple_key_and_a_user_struct_value() {
+    // Keyed by (region, product), a struct as the element, a reduce keeping the largest order.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Order {
+        region: u8,
+        product: &'static str,
+        cents: u64,
+        at: i64,
+    }
+    let order = |region, product, cents, at| Order {
+        region,
+        product,
+        cents,
+        at,
+    };
+    let orders = vec![
+        order(1, "tea", 300, 1),
+        order(1, "tea", 500, 4),
+        order(2, "tea", 200, 5),
+        order(1, "cake", 900, 6),
+        order(1, "tea", 100, 12),
+    ];
+    let out = DataStream::from_collection(orders)
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|o: &Order| o.at),
+        )
+        .key_by(|o: &Order| (o.region, o.product))
+        .window(TumblingEventTimeWindows::of(Duration::from_millis(10)).unwrap())
+        .reduce(|a: Order, b: &Order| if b.cents > a.cents { b.clone() } else { a })
+        .unwrap()
+        .collect()
+        .unwrap();
+    let got: Vec<((u8, &str), i64, u64)> = out
+        .results
+        .iter()
+        .map(|r| (r.key, r.window.start(), r.value.as_ref().unwrap().cents))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ((1, "tea"), 0, 500),
+            ((2, "tea"), 0, 200),
+            ((1, "cake"), 0, 900),
+            ((1, "tea"), 10, 100),
+        ]
+    );
+}

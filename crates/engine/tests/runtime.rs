@@ -372,3 +372,50 @@ fn a_failed_source_stops_the_run_with_its_name() {
     let err = rt.run(&mut Out::new()).unwrap_err();
     assert_eq!(err.to_string(), "reading broken.csv: line 3: disk on fire");
 }
+
+#[test]
+fn processing_time_timers_of_an_event_time_job_fire_by_the_clock() {
+    // An event-time window with Flink's ContinuousProcessingTimeTrigger: its timers are in
+    // processing time, so the runtime advances the clock for it although the job is in event
+    // time (windowctl never did before the runtime).
+    let clock = Arc::new(ManualClock::new(0));
+    let mut s = spec(tumbling(1_000), "sum");
+    s.trigger = "continuous-processing-time:100".parse().unwrap();
+    let mut rt = Runtime::new(build::<String>(&s).unwrap(), RuntimeConfig::default());
+    rt.set_clock(clock.clone());
+    rt.add_source(Box::new(Scripted::new(
+        "in",
+        vec![vec![(5, "a", 1.0)], vec![(6, "a", 2.0)], vec![(7, "a", 4.0)]],
+    )));
+    let mut out = Out::new();
+    rt.step(&mut out).unwrap(); // clock 0: the trigger asks for processing time 100
+    assert!(out.is_empty());
+    clock.set(150);
+    rt.step(&mut out).unwrap(); // past 100: fires with what the window holds before 6 arrives
+    assert_eq!(results(&out), [("a".to_owned(), (0, 1_000), Some(1.0), 4)]);
+}
+
+#[test]
+fn a_processing_time_trigger_behind_the_clock_fires_once_per_instant() {
+    // Issue #16's case: clock 100, tumbling 10 ms event-time windows, a continuous
+    // processing-time trigger of 5 ms, an element at 1, the clock to 101: the window's fire
+    // time is its end (9), in the past; it fires once, not without end, and the job goes on.
+    let clock = Arc::new(ManualClock::new(100));
+    let mut s = spec(tumbling(10), "count");
+    s.trigger = "continuous-processing-time:5".parse().unwrap();
+    let mut rt = Runtime::new(build::<String>(&s).unwrap(), RuntimeConfig::default());
+    rt.set_clock(clock.clone());
+    rt.add_source(Box::new(Scripted::new(
+        "in",
+        vec![vec![(1, "a", 1.0)], vec![(2, "a", 1.0)], vec![]],
+    )));
+    let mut out = Out::new();
+    rt.step(&mut out).unwrap();
+    clock.set(101);
+    rt.step(&mut out).unwrap(); // fires the timer at 9 once; the element at 2 joins
+    assert_eq!(results(&out), [("a".to_owned(), (0, 10), Some(1.0), 0)]);
+    clock.set(102);
+    rt.step(&mut out).unwrap(); // the element at 2 asked again: one more firing, with both
+    assert_eq!(results(&out).len(), 2, "{out:?}");
+    assert_eq!(results(&out)[1].2, Some(2.0));
+}

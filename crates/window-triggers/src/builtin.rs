@@ -715,7 +715,14 @@ impl<T, W: Window> Trigger<T, W> for ContinuousProcessingTimeTrigger {
         ctx: &mut C,
     ) -> TriggerResult {
         if *next == Some(time) {
-            self.register_next(time, window, next, ctx);
+            if next_fire_time(time, self.interval, window) > time {
+                self.register_next(time, window, next, ctx);
+            } else {
+                // The window's end is not after this firing (an event-time window the clock
+                // has passed): the next fire time would be this one again, and firing it again
+                // at once would never end. The next element asks for a new one.
+                *next = None;
+            }
             return TriggerResult::Fire;
         }
         TriggerResult::Continue

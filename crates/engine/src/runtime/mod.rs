@@ -290,7 +290,7 @@ where
             });
         }
         let now = self.now();
-        self.advance_clock(now, out);
+        self.advance_clock(out);
         check(out)?;
         let wait = self.wait(now);
         let batch = std::mem::take(&mut self.spare);
@@ -352,17 +352,12 @@ where
         }
     }
 
-    /// Processing time to `now`, for processing-time jobs and pending processing-time timers.
-    fn advance_clock(
-        &mut self,
-        now: Timestamp,
-        out: &mut dyn WindowOutput<K, C::Window, V, C::Output>,
-    ) {
-        if self.config.time == TimeDomain::ProcessingTime
-            || self.computation.next_processing_time_timer().is_some()
-        {
-            self.computation.advance_wall_clock(now, out);
-        }
+    /// Processing time to the clock's reading, before every batch and in every domain: an
+    /// element of an event-time job may register a processing-time timer (a continuous
+    /// processing-time trigger), which must start from the clock's time, and fire by it.
+    fn advance_clock(&mut self, out: &mut dyn WindowOutput<K, C::Window, V, C::Output>) {
+        let now = self.clock.now_ms();
+        self.computation.advance_wall_clock(now, out);
     }
 
     /// How long to wait for input: until the next processing-time timer or periodic watermark,
