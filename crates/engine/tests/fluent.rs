@@ -197,7 +197,8 @@ fn a_tuple_key_and_a_user_struct_value() {
     ];
     let out = DataStream::from_collection(orders)
         .assign_timestamps_and_watermarks(
-            WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|o: &Order| o.at),
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|o: &Order| o.at),
         )
         .key_by(|o: &Order| (o.region, o.product))
         .window(TumblingEventTimeWindows::of(Duration::from_millis(10)).unwrap())

@@ -385,7 +385,11 @@ fn processing_time_timers_of_an_event_time_job_fire_by_the_clock() {
     rt.set_clock(clock.clone());
     rt.add_source(Box::new(Scripted::new(
         "in",
-        vec![vec![(5, "a", 1.0)], vec![(6, "a", 2.0)], vec![(7, "a", 4.0)]],
+        vec![
+            vec![(5, "a", 1.0)],
+            vec![(6, "a", 2.0)],
+            vec![(7, "a", 4.0)],
+        ],
     )));
     let mut out = Out::new();
     rt.step(&mut out).unwrap(); // clock 0: the trigger asks for processing time 100

@@ -38,6 +38,7 @@ mod processing_time;
 mod schedule;
 mod slice_log;
 pub mod sliced;
+mod two_stacks;
 
 use keys::KeySlots;
 

@@ -8,6 +8,8 @@
 
 pub mod error;
 mod lines;
+mod policy;
+mod reader;
 pub mod sink;
 pub mod source;
 
@@ -17,8 +19,8 @@ pub use sink::{
     create_output, format_list, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
 };
 pub use source::{
-    open_source, spawn_reader, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader,
-    FieldNames, InputFormat, InputSpec, OnError, Progress, SourceMessage,
+    open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
+    InputFormat, InputSpec, OnError, Progress,
 };
 
 use std::path::Path;

@@ -1,17 +1,17 @@
 //! Black-box tests of the event sources (`window_io::source`): the bundled
 //! data, every kind of bad record with its exact location, JSON lines, gzip,
-//! sockets, the reader thread and the error policy.
+//! sockets, the reader's order of events and errors, and the error policy.
 
 use std::io::{Cursor, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::RecvTimeoutError;
 use window_io::source::{
-    open_source, spawn_reader, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader,
-    FieldNames, InputErrorKind, InputFormat, InputSpec, OnError, OpenError, SourceMessage,
+    open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
+    InputErrorKind, InputFormat, InputSpec, OnError, OpenError,
 };
 use window_io::InputError;
 
@@ -496,19 +496,18 @@ fn corrupt_gzip_is_a_fatal_io_error() {
     // A truncated stream: the decoder fails with an I/O error.
     std::fs::write(&path, &compressed[..compressed.len() / 2]).unwrap();
 
-    let reader = open_source(
+    let mut reader = open_source(
         &InputSpec::File(path.clone()),
         InputFormat::Csv,
         FieldNames::default(),
     )
     .unwrap();
-    let rx = spawn_reader(reader);
     let mut events = 0;
     let io = loop {
-        match rx.recv_timeout(Duration::from_secs(20)).unwrap() {
-            SourceMessage::Event(_) => events += 1,
-            SourceMessage::Io(message) => break message,
-            other => panic!("unexpected {other:?}"),
+        match reader.next().expect("an I/O error before the end") {
+            Ok(_) => events += 1,
+            Err(err) if err.kind == InputErrorKind::Io => break err.to_string(),
+            Err(other) => panic!("unexpected {other:?}"),
         }
     };
     assert!(events > 0 && events < 5_000, "{events}");
@@ -517,7 +516,7 @@ fn corrupt_gzip_is_a_fatal_io_error() {
         "{io}"
     );
     // Nothing follows an I/O failure.
-    assert!(rx.recv_timeout(Duration::from_secs(5)).is_err());
+    assert!(reader.next().is_none());
     let _ = std::fs::remove_file(&path);
 }
 
@@ -543,7 +542,16 @@ fn socket_source_without_header_keeps_the_clock_running() {
     assert_eq!(reader.source_name(), format!("socket {addr}"));
     assert_eq!(reader.total_bytes(), None);
     let progress = reader.progress();
-    let rx = spawn_reader(reader);
+    // The test's own reading thread, as the engine's runtime reads a source: every record is
+    // handed over as soon as its line is complete, and the channel closes at the end.
+    let (tx, rx) = mpsc::channel();
+    let reading = thread::spawn(move || {
+        for item in reader {
+            if tx.send(item).is_err() {
+                return;
+            }
+        }
+    });
 
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut messages = Vec::new();
@@ -554,32 +562,32 @@ fn socket_source_without_header_keeps_the_clock_running() {
             "socket test timed out: {messages:?}"
         );
         match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(SourceMessage::End) => break,
             Ok(message) => messages.push(message),
             Err(RecvTimeoutError::Timeout) => {
                 if messages.len() == 2 {
                     timeouts_after_second_event += 1;
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => panic!("no End message"),
+            Err(RecvTimeoutError::Disconnected) => break,
         }
     }
+    reading.join().unwrap();
     server.join().unwrap();
     assert!(
         timeouts_after_second_event >= 2,
         "{timeouts_after_second_event}"
     );
     assert_eq!(messages.len(), 4, "{messages:?}");
-    assert_eq!(messages[0], SourceMessage::Event(ev(1000, "a", 1.0)));
-    assert_eq!(messages[1], SourceMessage::Event(ev(2000, "b", 2.5)));
+    assert_eq!(messages[0], Ok(ev(1000, "a", 1.0)));
+    assert_eq!(messages[1], Ok(ev(2000, "b", 2.5)));
     match &messages[2] {
-        SourceMessage::Error(err) => assert_eq!(
+        Err(err) => assert_eq!(
             err.to_string(),
             format!("socket {addr}:3: field 'value': \"x\" is not a number")
         ),
         other => panic!("expected an error, got {other:?}"),
     }
-    assert_eq!(messages[3], SourceMessage::Event(ev(4000, "c", 4.0)));
+    assert_eq!(messages[3], Ok(ev(4000, "c", 4.0)));
     assert_eq!(progress.bytes_read(), 38);
 }
 
@@ -606,36 +614,38 @@ fn socket_source_with_header_and_jsonl() {
 }
 
 #[test]
-fn spawn_reader_delivers_everything_then_end() {
+fn reader_delivers_everything_then_end() {
     let text = "event_time_ms,key,value\n".to_owned()
         + &(0..10_000)
             .map(|i| format!("{i},k{},{i}\n", i % 3))
             .collect::<String>()
         + "bad,k,1\n";
-    let rx = spawn_reader(EventReader::new(
+    let mut reader = EventReader::new(
         Cursor::new(text),
         "mem",
         InputFormat::Csv,
         FieldNames::default(),
-    ));
+    );
     let mut next_ts = 0;
-    loop {
-        match rx.recv_timeout(Duration::from_secs(20)).unwrap() {
-            SourceMessage::Event(e) => {
+    let mut errors = 0;
+    for item in reader.by_ref() {
+        match item {
+            Ok(e) => {
                 assert_eq!(e.timestamp, next_ts);
                 next_ts += 1;
             }
-            SourceMessage::Error(err) => {
+            Err(err) if err.kind == InputErrorKind::Io => panic!("{err}"),
+            Err(err) => {
                 assert_eq!(next_ts, 10_000);
                 assert_eq!(err.line, 10_002);
                 assert_eq!(err.kind, InputErrorKind::InvalidTimestamp);
+                errors += 1;
             }
-            SourceMessage::End => break,
-            SourceMessage::Io(e) => panic!("{e}"),
         }
     }
     assert_eq!(next_ts, 10_000);
-    assert!(rx.recv().is_err(), "the thread ends after End");
+    assert_eq!(errors, 1);
+    assert!(reader.next().is_none(), "the reader stays ended");
 }
 
 #[test]

@@ -563,4 +563,3 @@ fn default_rejection<K, V>(
         kind: InputErrorKind::InvalidValue,
     }
 }
-
