@@ -205,58 +205,9 @@ pub fn run_cli(args: &[String]) -> Result<()> {
     build.arg("--no-run");
     run(build, "building the benches")?;
     let built = started.elapsed().as_secs_f64();
-
-    let manifest = std::fs::read_to_string(root.join("benches/Cargo.toml"))
-        .context("reading benches/Cargo.toml")?;
-    let criterion_benches: Vec<String> = bench_targets(&manifest)
-        .into_iter()
-        .filter(|n| n != "table")
-        .collect();
-    if !o.table_only && !criterion_benches.is_empty() {
-        let mut cmd = cargo_bench(&root, &o);
-        for b in &criterion_benches {
-            cmd.args(["--bench", b]);
-        }
-        cmd.arg("--");
-        if let Some(f) = &o.filter {
-            cmd.arg(f);
-        }
-        if o.quick {
-            cmd.env("BENCH_QUICK", "1").args([
-                "--warm-up-time",
-                "0.3",
-                "--measurement-time",
-                "0.5",
-                "--sample-size",
-                "10",
-                "--noplot",
-                "--output-format",
-                "bencher",
-            ]);
-        }
-        println!("== criterion: {}", criterion_benches.join(", "));
-        run(cmd, "the criterion benches")?;
-    }
+    run_criterion(&root, &o)?;
     let criterion_done = started.elapsed().as_secs_f64();
-
-    let rows_path = out_dir.join("table-rows.json");
-    let _ = std::fs::remove_file(&rows_path);
-    let mut cmd = cargo_bench(&root, &o);
-    cmd.args(["--bench", "table", "--"]);
-    if o.quick {
-        cmd.arg("--quick");
-    }
-    cmd.arg("--json").arg(&rows_path);
-    if let Some(f) = &o.filter {
-        cmd.arg(f);
-    }
-    println!("== table");
-    run(cmd, "the table")?;
-    let table: Value = serde_json::from_str(
-        &std::fs::read_to_string(&rows_path)
-            .with_context(|| format!("reading {}", rows_path.display()))?,
-    )
-    .context("parsing the table's JSON")?;
+    let table = run_table(&root, &o, &out_dir)?;
 
     let unix = started_at
         .duration_since(UNIX_EPOCH)
@@ -289,7 +240,6 @@ pub fn run_cli(args: &[String]) -> Result<()> {
     let path = out_dir.join(&name);
     std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     std::fs::write(out_dir.join("latest.json"), &text).context("writing latest.json")?;
-    let _ = std::fs::remove_file(&rows_path);
     println!(
         "saved {} (and latest.json); git {}; {:.0} s in all (build {built:.0} s, criterion {:.0} s, \
          table {:.0} s)",
@@ -300,6 +250,66 @@ pub fn run_cli(args: &[String]) -> Result<()> {
         total - criterion_done
     );
     Ok(())
+}
+
+/// The criterion benches of `benches/Cargo.toml` (all but the table), unless `--table-only`.
+fn run_criterion(root: &Path, o: &Options) -> Result<()> {
+    let manifest = std::fs::read_to_string(root.join("benches/Cargo.toml"))
+        .context("reading benches/Cargo.toml")?;
+    let criterion_benches: Vec<String> = bench_targets(&manifest)
+        .into_iter()
+        .filter(|n| n != "table")
+        .collect();
+    if o.table_only || criterion_benches.is_empty() {
+        return Ok(());
+    }
+    let mut cmd = cargo_bench(root, o);
+    for b in &criterion_benches {
+        cmd.args(["--bench", b]);
+    }
+    cmd.arg("--");
+    if let Some(f) = &o.filter {
+        cmd.arg(f);
+    }
+    if o.quick {
+        cmd.env("BENCH_QUICK", "1").args([
+            "--warm-up-time",
+            "0.3",
+            "--measurement-time",
+            "0.5",
+            "--sample-size",
+            "10",
+            "--noplot",
+            "--output-format",
+            "bencher",
+        ]);
+    }
+    println!("== criterion: {}", criterion_benches.join(", "));
+    run(cmd, "the criterion benches")
+}
+
+/// The table bench; returns its rows (JSON).
+fn run_table(root: &Path, o: &Options, out_dir: &Path) -> Result<Value> {
+    let rows_path = out_dir.join("table-rows.json");
+    let _ = std::fs::remove_file(&rows_path);
+    let mut cmd = cargo_bench(root, o);
+    cmd.args(["--bench", "table", "--"]);
+    if o.quick {
+        cmd.arg("--quick");
+    }
+    cmd.arg("--json").arg(&rows_path);
+    if let Some(f) = &o.filter {
+        cmd.arg(f);
+    }
+    println!("== table");
+    run(cmd, "the table")?;
+    let table: Value = serde_json::from_str(
+        &std::fs::read_to_string(&rows_path)
+            .with_context(|| format!("reading {}", rows_path.display()))?,
+    )
+    .context("parsing the table's JSON")?;
+    let _ = std::fs::remove_file(&rows_path);
+    Ok(table)
 }
 
 #[cfg(test)]

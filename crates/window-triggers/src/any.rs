@@ -2,7 +2,7 @@
 
 use window_core::{TimeDomain, Timestamp, TriggerResult, Window};
 
-use crate::builtin::{
+use crate::{
     ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger,
     EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, TimeTrigger,
 };

@@ -29,13 +29,16 @@
 
 mod any;
 mod builtin;
+mod continuous;
+mod delta;
 
 pub use any::{AnyTrigger, AnyTriggerState};
 pub use builtin::{
-    ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaFunction,
-    DeltaTrigger, EndOfStreamTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
+    CountTrigger, EndOfStreamTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
     PurgingTrigger, TimeTrigger,
 };
+pub use continuous::{ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger};
+pub use delta::{DeltaFunction, DeltaTrigger};
 pub use window_core::TriggerResult;
 
 use std::fmt::Debug;

@@ -39,13 +39,17 @@ use std::time::Instant;
 use engine::timers::{Clock, SystemClock};
 
 use anyhow::{anyhow, bail, Context, Result};
-use engine::dstream::{DStream, InverseReduce, Partitions, Retention, StreamingContext};
+use engine::dstream::{
+    DStream, InverseReduce, Partitions, QueueInput, Retention, StreamingContext,
+};
 
 use engine::io::{
-    create_output, format_list, format_number, open_source, same_file, EventReader, FieldNames,
-    InputFormat, InputSpec, BUNDLED_DATA,
+    create_output, format_list, format_number, open_source, same_file, EventReader, InputFormat,
+    InputSpec, BUNDLED_DATA,
 };
 use engine::job::duration::parse_duration;
+
+use crate::args::InputArgs;
 
 /// More batches than this between the earliest and the latest event is refused: the batch
 /// interval is too small for the time span of the input.
@@ -102,21 +106,9 @@ pub(crate) struct DstreamArgs {
     #[arg(long, value_name = "PATH|-", default_value = BUNDLED_DATA)]
     pub input: String,
 
-    /// Input format. Default: jsonl for `.jsonl`/`.json` files, else csv.
-    #[arg(long, value_name = "csv|jsonl")]
-    pub format: Option<InputFormat>,
-
-    /// Field holding the event time as integer milliseconds since the epoch.
-    #[arg(long, default_value = "event_time_ms", value_name = "NAME")]
-    pub time_field: String,
-
-    /// Field holding the key.
-    #[arg(long, default_value = "key", value_name = "NAME")]
-    pub key_field: String,
-
-    /// Field holding the numeric value.
-    #[arg(long, default_value = "value", value_name = "NAME")]
-    pub value_field: String,
+    /// The input format and field names.
+    #[command(flatten)]
+    pub input_args: InputArgs,
 
     /// The batch interval (Spark's batchDuration); units ms, s, min, h, d.
     #[arg(long, default_value = "1h", value_name = "D")]
@@ -180,10 +172,14 @@ struct Plan {
     batches_by: BatchesBy,
 }
 
+/// A duration flag's value in ms; an error naming the flag.
 fn duration(flag: &str, text: &str) -> Result<i64> {
     parse_duration(text).map_err(|e| anyhow!("--{flag}: {e}"))
 }
 
+/// The validated job of `args`: durations in ms, the operation and its options consistent,
+/// and a window that does not make the job run away (see [`MAX_BATCHES`] and
+/// [`MAX_PLAIN_WINDOW_BATCHES`]).
 fn plan(args: &DstreamArgs) -> Result<Plan> {
     let interval = duration("batch-interval", &args.batch_interval)?;
     if interval == 0 {
@@ -266,16 +262,11 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
             bail!("--output {output} is also the input: writing it would destroy the input");
         }
     }
-    let format = args.format.unwrap_or_else(|| match &spec {
+    let format = args.input_args.format.unwrap_or_else(|| match &spec {
         InputSpec::File(p) => InputFormat::from_path(p),
         _ => InputFormat::Csv,
     });
-    let fields = FieldNames {
-        time: args.time_field.clone(),
-        key: args.key_field.clone(),
-        value: args.value_field.clone(),
-    };
-    let reader = open_source(&spec, format, fields)?;
+    let reader = open_source(&spec, format, args.input_args.field_names())?;
     let target = args.output.as_deref().unwrap_or("-");
     let out = create_output(target)?;
     let started = Instant::now();
@@ -306,6 +297,7 @@ struct Row {
     result: String,
 }
 
+/// The rows the outputs produced, shared with the output functions.
 type Rows = Rc<RefCell<Vec<Row>>>;
 
 /// The job on an open reader, writing CSV to `out`; `clock` gives the wall clock in ms (for
@@ -325,105 +317,147 @@ fn run_on<W: Write>(
     let mut csv = csv::Writer::from_writer(out);
     csv.write_record(["batch_time", "key", "result"])
         .context("writing output")?;
-    let mut summary = DstreamSummary {
-        events: 0,
-        zero_time: None,
-        batches: 0,
-        outputs: 0,
-        rows: 0,
+    let mut batches = Batches {
+        ssc: &ssc,
+        queue: &queue,
+        rows: &rows,
+        csv,
+        summary: DstreamSummary {
+            events: 0,
+            zero_time: None,
+            batches: 0,
+            outputs: 0,
+            rows: 0,
+        },
     };
-    let flush = |csv: &mut csv::Writer<W>, summary: &mut DstreamSummary| -> Result<()> {
-        let mut pending = rows.borrow_mut();
-        for row in pending.drain(..) {
-            csv.write_record([row.time.to_string(), row.key, row.result])
-                .context("writing output")?;
-            summary.rows += 1;
-        }
-        Ok(())
-    };
-
     let last_batch_time = match plan.batches_by {
-        BatchesBy::Event => {
-            let mut events = Vec::new();
-            for event in reader.by_ref() {
-                let event = event?;
-                events.push((event.timestamp, event.key, event.value));
-            }
-            summary.events = events.len() as u64;
-            let Some(min) = events.iter().map(|e| e.0).min() else {
-                csv.flush().context("writing output")?;
-                return Ok(summary);
-            };
-            let max = events.iter().map(|e| e.0).max().unwrap_or(min);
-            let zero = min.div_euclid(plan.interval) * plan.interval;
-            let count = (max - zero) / plan.interval + 1;
-            if count > MAX_BATCHES {
-                bail!(
-                    "the events span {count} batches of {} ms (more than {MAX_BATCHES}); use a larger --batch-interval",
-                    plan.interval
-                );
-            }
-            let mut batches: Vec<Vec<(String, f64)>> =
-                vec![Vec::new(); usize::try_from(count).unwrap_or(0)];
-            for (t, key, value) in events {
-                let index = usize::try_from((t - zero) / plan.interval).unwrap_or(0);
-                batches[index].push((key, value));
-            }
-            ssc.start_at(zero)?;
-            summary.zero_time = Some(zero);
-            for batch in batches {
-                queue.push(batch);
-                ssc.run_batch()?;
-                summary.batches += 1;
-                flush(&mut csv, &mut summary)?;
-            }
-            zero + count * plan.interval
-        }
-        BatchesBy::Processing => {
-            let zero = clock().div_euclid(plan.interval) * plan.interval;
-            ssc.start_at(zero)?;
-            summary.zero_time = Some(zero);
-            let mut current: Vec<(String, f64)> = Vec::new();
-            let mut last_with_events = zero;
-            for event in reader.by_ref() {
-                let event = event?;
-                summary.events += 1;
-                let now = clock();
-                // Run every batch whose end has passed before this event arrived.
-                while now >= zero + (summary.batches as i64 + 1) * plan.interval {
-                    if !current.is_empty() {
-                        last_with_events = zero + (summary.batches as i64 + 1) * plan.interval;
-                    }
-                    queue.push(std::mem::take(&mut current));
-                    ssc.run_batch()?;
-                    summary.batches += 1;
-                    flush(&mut csv, &mut summary)?;
-                }
-                current.push((event.key, event.value));
-            }
-            if !current.is_empty() {
-                last_with_events = zero + (summary.batches as i64 + 1) * plan.interval;
-                queue.push(current);
-                ssc.run_batch()?;
-                summary.batches += 1;
-                flush(&mut csv, &mut summary)?;
-            }
-            last_with_events
-        }
+        BatchesBy::Event => by_event_time(&mut reader, plan, &mut batches)?,
+        BatchesBy::Processing => Some(by_processing_time(&mut reader, plan, &mut batches, clock)?),
     };
-    // Drain: run until the last window holding the last batch with events.
-    let end = last_batch_time + plan.window - plan.interval;
-    while ssc
-        .current_time()
-        .is_some_and(|now| now + plan.interval <= end)
-    {
-        ssc.run_batch()?;
-        summary.batches += 1;
-        flush(&mut csv, &mut summary)?;
+    if let Some(last_batch_time) = last_batch_time {
+        // Drain: run until the last window holding the last batch with events.
+        let end = last_batch_time + plan.window - plan.interval;
+        while ssc
+            .current_time()
+            .is_some_and(|now| now + plan.interval <= end)
+        {
+            batches.run(None)?;
+        }
     }
-    csv.flush().context("writing output")?;
+    batches.csv.flush().context("writing output")?;
+    let mut summary = batches.summary;
     summary.outputs = *outputs.borrow();
     Ok(summary)
+}
+
+/// The running job: the streaming context and its queue input, the rows its outputs produce,
+/// the CSV they go to, and the counts so far.
+struct Batches<'a, W: Write> {
+    /// The streaming context.
+    ssc: &'a StreamingContext,
+    /// The input the batches are pushed into.
+    queue: &'a QueueInput<(String, f64)>,
+    /// Rows the outputs produced and that are not written yet.
+    rows: &'a Rows,
+    /// The output.
+    csv: csv::Writer<W>,
+    /// The counts so far.
+    summary: DstreamSummary,
+}
+
+impl<W: Write> Batches<'_, W> {
+    /// Runs the next batch, with `events` pushed first (none: the queue's batch is empty),
+    /// and writes the rows it produced.
+    fn run(&mut self, events: Option<Vec<(String, f64)>>) -> Result<()> {
+        if let Some(events) = events {
+            self.queue.push(events);
+        }
+        self.ssc.run_batch()?;
+        self.summary.batches += 1;
+        let mut pending = self.rows.borrow_mut();
+        for row in pending.drain(..) {
+            self.csv
+                .write_record([row.time.to_string(), row.key, row.result])
+                .context("writing output")?;
+            self.summary.rows += 1;
+        }
+        Ok(())
+    }
+}
+
+/// `--batches-by event`: reads the whole input, then runs a batch per interval from the
+/// earliest event's to the latest's. The time of the last batch; `None` without events.
+fn by_event_time<W: Write>(
+    reader: &mut EventReader,
+    plan: Plan,
+    batches: &mut Batches<'_, W>,
+) -> Result<Option<i64>> {
+    let mut events = Vec::new();
+    for event in reader.by_ref() {
+        let event = event?;
+        events.push((event.timestamp, event.key, event.value));
+    }
+    batches.summary.events = events.len() as u64;
+    let Some(min) = events.iter().map(|e| e.0).min() else {
+        return Ok(None);
+    };
+    let max = events.iter().map(|e| e.0).max().unwrap_or(min);
+    let zero = min.div_euclid(plan.interval) * plan.interval;
+    let count = (max - zero) / plan.interval + 1;
+    if count > MAX_BATCHES {
+        bail!(
+            "the events span {count} batches of {} ms (more than {MAX_BATCHES}); use a larger --batch-interval",
+            plan.interval
+        );
+    }
+    let mut by_batch: Vec<Vec<(String, f64)>> =
+        vec![Vec::new(); usize::try_from(count).unwrap_or(0)];
+    for (t, key, value) in events {
+        let index = usize::try_from((t - zero) / plan.interval).unwrap_or(0);
+        by_batch[index].push((key, value));
+    }
+    batches.ssc.start_at(zero)?;
+    batches.summary.zero_time = Some(zero);
+    for batch in by_batch {
+        batches.run(Some(batch))?;
+    }
+    Ok(Some(zero + count * plan.interval))
+}
+
+/// `--batches-by processing`: each event goes to the batch of the wall-clock time it is read
+/// at; a batch runs when the clock passed its end and the next event arrives, or at the end.
+/// The time of the last batch with events.
+fn by_processing_time<W: Write>(
+    reader: &mut EventReader,
+    plan: Plan,
+    batches: &mut Batches<'_, W>,
+    clock: impl Fn() -> i64,
+) -> Result<i64> {
+    let zero = clock().div_euclid(plan.interval) * plan.interval;
+    batches.ssc.start_at(zero)?;
+    batches.summary.zero_time = Some(zero);
+    let batch_end =
+        |batches: &Batches<'_, W>| zero + (batches.summary.batches as i64 + 1) * plan.interval;
+    let mut current: Vec<(String, f64)> = Vec::new();
+    let mut last_with_events = zero;
+    for event in reader.by_ref() {
+        let event = event?;
+        batches.summary.events += 1;
+        let now = clock();
+        // Run every batch whose end has passed before this event arrived.
+        while now >= batch_end(batches) {
+            if !current.is_empty() {
+                last_with_events = batch_end(batches);
+            }
+            batches.run(Some(std::mem::take(&mut current)))?;
+        }
+        current.push((event.key, event.value));
+    }
+    if !current.is_empty() {
+        last_with_events = batch_end(batches);
+        batches.run(Some(current))?;
+    }
+    Ok(last_with_events)
 }
 
 /// Registers an output that turns each output batch into rows.
@@ -448,6 +482,7 @@ fn emit<T: Clone + 'static>(
     Ok(())
 }
 
+/// The reduce function of `agg` (`count` sums ones).
 fn reducer(agg: DstreamAgg) -> fn(&f64, &f64) -> f64 {
     match agg {
         DstreamAgg::Sum | DstreamAgg::Count => |a, b| a + b,
@@ -456,6 +491,8 @@ fn reducer(agg: DstreamAgg) -> fn(&f64, &f64) -> f64 {
     }
 }
 
+/// Builds the DStream graph of `plan` over `input`, its outputs writing to `rows` and counting
+/// into `outputs`.
 fn build(
     input: &DStream<(String, f64)>,
     plan: Plan,
@@ -519,228 +556,4 @@ fn build(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::Cursor;
-
-    use super::*;
-
-    fn args(extra: &[&str]) -> DstreamArgs {
-        use clap::Parser;
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            args: DstreamArgs,
-        }
-        let mut argv = vec!["windowctl-dstream"];
-        argv.extend_from_slice(extra);
-        Cli::parse_from(argv).args
-    }
-
-    fn run_csv(input: &str, extra: &[&str], clock: i64) -> (String, DstreamSummary) {
-        let plan = plan(&args(extra)).unwrap();
-        let reader = EventReader::new(
-            Cursor::new(input.to_owned()),
-            "test",
-            InputFormat::Csv,
-            FieldNames::default(),
-        );
-        let mut out = Vec::new();
-        let summary = run_on(reader, plan, &mut out, move || clock).unwrap();
-        (String::from_utf8(out).unwrap(), summary)
-    }
-
-    // Events (unsorted) at 500, 1500, 1200, 3100 ms; 1 s batches from zero 0: batch 1000
-    // {a:2}, batch 2000 {b:1, a:4}, batch 3000 {}, batch 4000 {a:8}. The expected rows follow
-    // from the window definition (docs/dstream.md): window 2 s at t holds batches t-1000, t.
-    const EVENTS: &str = "event_time_ms,key,value\n500,a,2\n1500,b,1\n1200,a,4\n3100,a,8\n";
-
-    #[test]
-    fn sum_by_key_over_event_time_batches() {
-        let (csv, summary) = run_csv(
-            EVENTS,
-            &["--batch-interval", "1s", "--window", "2s", "--agg", "sum"],
-            0,
-        );
-        assert_eq!(
-            csv,
-            "batch_time,key,result\n\
-             1000,a,2\n\
-             2000,a,6\n2000,b,1\n\
-             3000,a,4\n3000,b,1\n\
-             4000,a,8\n\
-             5000,a,8\n"
-        );
-        // Batches 1000..4000 with events, then 5000 (the last window holding batch 4000).
-        assert_eq!(summary.batches, 5);
-        assert_eq!(summary.outputs, 5);
-        assert_eq!(summary.rows, 7);
-        assert_eq!(summary.zero_time, Some(0));
-    }
-
-    #[test]
-    fn inverse_count_keeps_zero_keys() {
-        let (csv, _) = run_csv(
-            EVENTS,
-            &[
-                "--batch-interval",
-                "1s",
-                "--window",
-                "2s",
-                "--agg",
-                "count",
-                "--inverse",
-            ],
-            0,
-        );
-        assert_eq!(
-            csv,
-            "batch_time,key,result\n\
-             1000,a,1\n\
-             2000,a,2\n2000,b,1\n\
-             3000,a,1\n3000,b,1\n\
-             4000,a,1\n4000,b,0\n\
-             5000,a,1\n5000,b,0\n"
-        );
-    }
-
-    #[test]
-    fn other_operations() {
-        let common = ["--batch-interval", "1s", "--window", "2s", "--slide", "2s"];
-        let with = |op: &str| {
-            let mut a = common.to_vec();
-            a.extend(["--operation", op]);
-            run_csv(EVENTS, &a, 0).0
-        };
-        // Windows at 2000 (batches 1000, 2000) and 4000 (batches 3000, 4000).
-        assert_eq!(
-            with("count-by-window"),
-            "batch_time,key,result\n2000,,3\n4000,,1\n"
-        );
-        assert_eq!(
-            with("count-by-value-and-window"),
-            "batch_time,key,result\n2000,a,2\n2000,b,1\n4000,a,1\n"
-        );
-        assert_eq!(
-            with("group-by-key-and-window"),
-            "batch_time,key,result\n2000,a,[2;4]\n2000,b,[1]\n4000,a,[8]\n"
-        );
-        assert_eq!(
-            with("window"),
-            "batch_time,key,result\n2000,a,2\n2000,a,4\n2000,b,1\n4000,a,8\n"
-        );
-        let mut max = common.to_vec();
-        max.extend(["--operation", "reduce-by-window", "--agg", "max"]);
-        assert_eq!(
-            run_csv(EVENTS, &max, 0).0,
-            "batch_time,key,result\n2000,,4\n4000,,8\n"
-        );
-    }
-
-    #[test]
-    fn processing_time_puts_a_fast_file_in_one_batch() {
-        // The clock stands at 10,500 ms while the file is read: every event is in the batch
-        // at 11,000 whatever its event time.
-        let (csv, summary) = run_csv(
-            EVENTS,
-            &[
-                "--batch-interval",
-                "1s",
-                "--window",
-                "1s",
-                "--batches-by",
-                "processing",
-                "--agg",
-                "sum",
-            ],
-            10_500,
-        );
-        assert_eq!(csv, "batch_time,key,result\n11000,a,14\n11000,b,1\n");
-        assert_eq!(summary.zero_time, Some(10_000));
-        assert_eq!(summary.events, 4);
-    }
-
-    #[test]
-    fn spark_validation_and_option_errors() {
-        let plan_ok = plan(&args(&["--batch-interval", "1s", "--window", "1500ms"])).unwrap();
-        let reader = EventReader::new(
-            Cursor::new(EVENTS.to_owned()),
-            "test",
-            InputFormat::Csv,
-            FieldNames::default(),
-        );
-        let err = run_on(reader, plan_ok, Vec::new(), || 0).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "the window duration of WindowedDStream (1500 ms) must be a multiple of the slide \
-             duration of parent DStream (1000 ms)"
-        );
-        let err = plan(&args(&["--inverse", "--agg", "max"])).unwrap_err();
-        assert!(err.to_string().contains("invertible"), "{err}");
-        assert!(plan(&args(&["--slide", "0"])).is_err());
-    }
-
-    fn run_bundled(extra: &[&str]) -> (String, DstreamSummary) {
-        let plan = plan(&args(extra)).unwrap();
-        let reader = open_source(
-            &InputSpec::parse(BUNDLED_DATA),
-            InputFormat::Csv,
-            FieldNames::default(),
-        )
-        .unwrap();
-        let mut out = Vec::new();
-        let summary = run_on(reader, plan, &mut out, || 0).unwrap();
-        (String::from_utf8(out).unwrap(), summary)
-    }
-
-    fn rows(csv: &str) -> Vec<(i64, String, String)> {
-        csv.lines()
-            .skip(1)
-            .map(|l| {
-                let mut f = l.splitn(3, ',');
-                let t = f.next().unwrap().parse().unwrap();
-                (
-                    t,
-                    f.next().unwrap().to_owned(),
-                    f.next().unwrap().to_owned(),
-                )
-            })
-            .collect()
-    }
-
-    /// The bundled data holds 328,521 departures (README.md, data/README.md): daily tumbling
-    /// counts add up to that, and the plain and incremental weekly counts per destination agree
-    /// except for the zero rows the incremental form keeps.
-    #[test]
-    fn bundled_flights_add_up() {
-        let day = ["--batch-interval", "1d", "--window", "1d"];
-        let (csv, summary) = run_bundled(&[&day[..], &["--operation", "count-by-window"]].concat());
-        assert_eq!(summary.events, 328_521);
-        let total: i64 = rows(&csv).iter().map(|r| r.2.parse::<i64>().unwrap()).sum();
-        assert_eq!(total, 328_521);
-
-        let week = ["--batch-interval", "1d", "--window", "7d", "--agg", "count"];
-        let (plain, _) = run_bundled(&week);
-        let (incremental, _) = run_bundled(&[&week[..], &["--inverse"]].concat());
-        let incremental: Vec<_> = rows(&incremental)
-            .into_iter()
-            .filter(|r| r.2 != "0")
-            .collect();
-        assert_eq!(rows(&plain), incremental);
-    }
-
-    #[test]
-    fn bad_records_name_the_line() {
-        let plan = plan(&args(&["--batch-interval", "1s", "--window", "10s"])).unwrap();
-        let reader = EventReader::new(
-            Cursor::new("event_time_ms,key,value\n1,a,1\nx,a,1\n".to_owned()),
-            "test",
-            InputFormat::Csv,
-            FieldNames::default(),
-        );
-        let err = run_on(reader, plan, Vec::new(), || 0).unwrap_err();
-        assert!(
-            err.to_string().starts_with("test:3: field 'event_time_ms'"),
-            "{err}"
-        );
-    }
-}
+mod tests;

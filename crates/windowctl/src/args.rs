@@ -1,0 +1,230 @@
+//! The command-line grammar of `windowctl run` and the input options it shares with
+//! `windowctl dstream`, as clap structs: what each flag means and its default, nothing more.
+//! Turning the flags (and a job file) into a job is [`crate::plan`]'s work.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use engine::io::{FieldNames, InputFormat, OnError, OutputFormat};
+use engine::job::{EvictorSpec, Strategy, TriggerSpec, WindowSpec};
+
+/// The options describing how input records read: their format and the names of the three
+/// fields. Flattened into both `windowctl run` and `windowctl dstream`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct InputArgs {
+    /// Input format. Default: jsonl for `.jsonl`/`.json` files, else csv.
+    #[arg(long, value_name = "csv|jsonl")]
+    pub(crate) format: Option<InputFormat>,
+
+    /// Field holding the event time as integer milliseconds since the epoch.
+    #[arg(long, default_value = "event_time_ms", value_name = "NAME")]
+    pub(crate) time_field: String,
+
+    /// Field holding the key.
+    #[arg(long, default_value = "key", value_name = "NAME")]
+    pub(crate) key_field: String,
+
+    /// Field holding the numeric value.
+    #[arg(long, default_value = "value", value_name = "NAME")]
+    pub(crate) value_field: String,
+}
+
+impl InputArgs {
+    /// The three field names as the readers take them.
+    pub(crate) fn field_names(&self) -> FieldNames {
+        FieldNames {
+            time: self.time_field.clone(),
+            key: self.key_field.clone(),
+            value: self.value_field.clone(),
+        }
+    }
+}
+
+/// The options of `windowctl run`. The clap ids (the field names) are what
+/// [`crate::resolve::Given`] records as given on the command line.
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    /// Run the job a file describes (TOML for a .toml name, JSON for .json); each flag given on
+    /// the command line overrides the file's value.
+    ///
+    /// The file has the fields of a job description (engine::job::JobSpec): assigner, trigger,
+    /// evictor, aggregate, time, allowed_lateness, late_side_output, strategy, window_all,
+    /// max_window_states, watermarks (type = "bounded", max_out_of_orderness, interval,
+    /// idle_timeout) and io (input, socket, format, time_field, key_field, value_field, output,
+    /// output_format, late_output, on_error, dead_letter); durations are ms or text with units,
+    /// parts text as the flags take them. A flag given replaces the file's value (--input
+    /// replaces its whole list); the flags not given keep it. Paths are relative to the working
+    /// directory. A file without watermarks has no watermark delay, also on the bundled data;
+    /// one without max_window_states has the default limit of --max-window-states.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) job: Option<PathBuf>,
+
+    /// Input file (`.gz` is decompressed) or `-` for stdin; repeat for several inputs, whose
+    /// watermarks are combined (the minimum). Default: the bundled flights data.
+    #[arg(long, value_name = "PATH|-")]
+    pub(crate) input: Vec<String>,
+
+    /// Read from a TCP server at HOST:PORT (like Flink's socketTextStream), e.g. one started with
+    /// `nc -lk 7777`; repeatable. In CSV the header line is optional.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub(crate) socket: Vec<String>,
+
+    /// With several inputs: an input without elements for this long stops holding the watermark
+    /// back until it produces again (Flink's withIdleness). The watermark never goes back.
+    #[arg(long, allow_hyphen_values = true, value_name = "D")]
+    pub(crate) idle_timeout: Option<String>,
+
+    /// Window all elements together, ignoring the key (Flink's windowAll); results have an
+    /// empty key.
+    #[arg(long)]
+    pub(crate) window_all: bool,
+
+    /// The input format and field names.
+    #[command(flatten)]
+    pub(crate) input_args: InputArgs,
+
+    /// Windows: tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE[:OFFSET], session:GAP, session:value
+    /// (gap = each element's value in ms), global, global:end-of-stream, count:N (every N
+    /// elements of a key) or count:N:M (the last N elements, every M). Durations take units ms,
+    /// s, min, h, d (e.g. sliding:1h:5min, tumbling:1d:-8h).
+    #[arg(long, default_value = "sliding:1h:5min", value_name = "SPEC")]
+    pub(crate) window: WindowSpec,
+
+    /// Aggregate per window: count, sum, min, max, mean.
+    #[arg(long, default_value = "mean", value_name = "AGG")]
+    pub(crate) agg: String,
+
+    /// Time domain of the windows: event (the time field) or processing (the wall clock when
+    /// the element arrives).
+    #[arg(long, default_value = "event", value_name = "event|processing")]
+    pub(crate) time: String,
+
+    /// Watermark delay for bounded out-of-orderness: watermark = max event time seen - D - 1 ms.
+    /// Elements further behind are late. Default: 6h for the default job (no --input and no
+    /// --socket), else 0; real data usually needs more (the bundled flights: 6h).
+    #[arg(long, allow_hyphen_values = true, value_name = "D")]
+    pub(crate) out_of_orderness: Option<String>,
+
+    /// How often the watermark is emitted, in processing time; 0 (the default) emits it after
+    /// every element, which makes runs over a file reproducible. Flink's default is 200ms.
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = "0",
+        value_name = "D"
+    )]
+    pub(crate) watermark_interval: String,
+
+    /// How long after its end a window still accepts late elements (and fires again for each).
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = "0",
+        value_name = "D"
+    )]
+    pub(crate) allowed_lateness: String,
+
+    /// Trigger replacing the window's default: default, event-time, processing-time, count:N,
+    /// purging:TRIGGER, never, continuous:INTERVAL, delta:THRESHOLD[:abs|diff].
+    #[arg(long, default_value = "default", value_name = "SPEC")]
+    pub(crate) trigger: TriggerSpec,
+
+    /// How sliding windows are computed: native (Flink's operator: every window of every
+    /// element, a result per non-empty window); keywindow (two windows per element, a result
+    /// only where it changes, plus one result with `empty` = true when a key's window becomes
+    /// empty; output gets an `empty` column); sliced (per-key partial aggregates of non-empty
+    /// slices: the native output's rows (sums and means may differ in the last digits: partial
+    /// sums are added in another order), at a cost that does not grow with size/slide; rows of
+    /// one watermark step may come in another order, as across keys in Flink); sliced:changes
+    /// (sliced, with the keywindow output; also sliced --emit changes). sliced:all is sliced. keywindow and sliced need elements in time order:
+    /// in event time an element behind the watermark is late for them (Flink would still add it
+    /// to its windows that have not fired), so give --out-of-orderness enough room for the
+    /// input's disorder. See docs/keywindow.md and docs/sliced.md.
+    #[arg(
+        long,
+        default_value = "native",
+        value_name = "native|keywindow|sliced|sliced:changes"
+    )]
+    pub(crate) strategy: StrategyArg,
+
+    /// Which results --strategy sliced emits: all (every non-empty window, as Flink) or changes
+    /// (only where a key's result changes, the keywindow output). `--strategy sliced --emit
+    /// changes` is `--strategy sliced:changes`.
+    #[arg(long, value_name = "all|changes")]
+    pub(crate) emit: Option<EmitChoice>,
+
+    /// Evictor: count:N[:after] (keep the last N elements), time:D[:after] (keep elements within D
+    /// of the newest), delta:X[:abs|diff][:after] (drop elements whose delta to the last one is >=
+    /// X). Runs before the aggregate unless `:after`; with an evictor windows keep their elements.
+    #[arg(long, value_name = "SPEC")]
+    pub(crate) evictor: Option<EvictorSpec>,
+
+    /// Write late (dropped) elements to this file (CSV event_time_ms,key,value,watermark, or
+    /// JSON lines for a .jsonl name). Without it late elements are only counted.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) late_output: Option<PathBuf>,
+
+    /// Write results to this file instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) output: Option<String>,
+
+    /// Output format. Default: jsonl for a `.jsonl`/`.json` output file, else csv.
+    #[arg(long, value_name = "csv|jsonl")]
+    pub(crate) output_format: Option<OutputFormat>,
+
+    /// What to do with a bad input line (malformed, missing field, bad number or timestamp):
+    /// fail (stop with an error naming file, line and field) or skip (count it and go on).
+    #[arg(long, default_value = "fail", value_name = "fail|skip")]
+    pub(crate) on_error: OnError,
+
+    /// With --on-error skip: append every skipped line to this CSV file
+    /// (source,line,field,error,raw).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) dead_letter: Option<PathBuf>,
+
+    /// Stop with an error before the native operator holds more window states than this (each
+    /// window of each key is one, a few hundred bytes). Guards against configurations that would
+    /// exhaust memory (a 10,000,000-window sliding window on a few keys); --strategy sliced and
+    /// keywindow need far fewer states and are not limited.
+    #[arg(long, default_value_t = DEFAULT_MAX_WINDOW_STATES, value_name = "N")]
+    pub(crate) max_window_states: usize,
+
+    /// Do not show a progress bar (it is shown only when stderr is a terminal).
+    #[arg(long)]
+    pub(crate) no_progress: bool,
+}
+
+/// `--max-window-states` when it is not given (also for a job file without
+/// `max_window_states`).
+pub(crate) const DEFAULT_MAX_WINDOW_STATES: usize = 5_000_000;
+
+/// `--emit`: which results the sliced strategy emits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum EmitChoice {
+    /// Every non-empty window.
+    All,
+    /// Only where a key's result changes.
+    Changes,
+}
+
+/// `--strategy` as given: the strategy, and whether the sliced output was spelled out
+/// (`sliced:all`, `sliced:changes`), so that `--emit` can contradict it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StrategyArg {
+    /// The strategy named.
+    pub(crate) strategy: Strategy,
+    /// Whether the text named what sliced windows emit (it has a `:`).
+    pub(crate) spelled_output: bool,
+}
+
+impl std::str::FromStr for StrategyArg {
+    type Err = engine::job::SpecError;
+
+    /// The strategy `s` names, and whether it spells out the sliced output.
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Ok(Self {
+            strategy: s.parse()?,
+            spelled_output: s.contains(':'),
+        })
+    }
+}

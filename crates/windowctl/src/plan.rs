@@ -1,0 +1,323 @@
+//! What `windowctl run` will do, validated before anything is opened: the job of a job file
+//! and the command line ([`crate::resolve`]) checked against what `windowctl` can run, with
+//! its inputs, outputs and watermarks in the types the runtime takes.
+//!
+//! Every check runs on the resolved job, whichever way a setting was given, and names the flag
+//! or the file and key the setting came from.
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail, Result};
+use engine::assigners::TimeDomain;
+use engine::core::LateDataPolicy;
+use engine::io::{
+    same_file, FieldNames, InputFormat, InputSpec, OnError, OutputFormat, BUNDLED_DATA,
+};
+use engine::job::{
+    Computation, IoSpec, JobAggregate, JobSpec, SpecError, WatermarkSpec, WindowSpec,
+};
+
+use crate::args::RunArgs;
+use crate::job_file;
+use crate::resolve::{
+    numeric_aggregates, resolve, DelayOrigin, Field, Given, Origins, Resolved, AGG, DEAD_LETTER,
+    FORMAT, IDLE_TIMEOUT, INPUT, LATE_OUTPUT, ON_ERROR, OUTPUT, OUTPUT_FORMAT, OUT_OF_ORDERNESS,
+    TIME, WINDOW,
+};
+
+/// Watermark delay of the default job, on the bundled data (see the crate doc): 6 h.
+const BUNDLED_OUT_OF_ORDERNESS_MS: i64 = 6 * 3_600_000;
+
+/// The whole `run` configuration after validation.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The inputs, each with its format.
+    pub(crate) inputs: Vec<(InputSpec, InputFormat)>,
+    /// The names of the time, key and value fields.
+    pub(crate) fields: FieldNames,
+    /// The job: its computation, its watermarks resolved, late data to the side output exactly
+    /// when there is a late output; its `io` is empty (the inputs and outputs are below).
+    pub(crate) spec: JobSpec,
+    /// Watermark delay in ms.
+    pub(crate) out_of_orderness: i64,
+    /// Watermark interval in ms of processing time (0: after every element).
+    pub(crate) watermark_interval: i64,
+    /// How long an input may be silent before it stops holding the watermark back.
+    pub(crate) idle_timeout: Option<i64>,
+    /// Where results go.
+    pub(crate) outputs: Outputs,
+}
+
+/// Where a job writes, and what it does with bad input lines.
+#[derive(Debug, Clone)]
+pub(crate) struct Outputs {
+    /// The results file; `None` or `-` for stdout.
+    pub(crate) output: Option<String>,
+    /// The results' format.
+    pub(crate) output_format: OutputFormat,
+    /// The late-elements file.
+    pub(crate) late_output: Option<PathBuf>,
+    /// Fail or skip on a bad input line.
+    pub(crate) on_error: OnError,
+    /// Where skipped lines go.
+    pub(crate) dead_letter: Option<PathBuf>,
+    /// The late output's setting, as an error opening it names it (`--late-output`, or
+    /// `job.toml: io.late_output`).
+    pub(crate) late_output_name: String,
+    /// The dead-letter file's setting, as an error opening it names it.
+    pub(crate) dead_letter_name: String,
+}
+
+/// The plan and the computation of `windowctl run` with `args`, of which `given` were given on
+/// the command line: the job file's job (if `--job`) with those flags over it.
+///
+/// # Errors
+/// A job file that cannot be read or is not a job, a flag that does not parse, or a job
+/// `windowctl` cannot run (see [`validate`] and `engine::job::build`), naming the flag or
+/// the file and key at fault.
+pub(crate) fn plan(args: &RunArgs, given: &Given) -> Result<(Plan, Computation<String>)> {
+    let file_spec = args.job.as_deref().map(job_file::load).transpose()?;
+    let origins = Origins::new(args.job.as_deref(), given);
+    let resolved = resolve(file_spec, args, origins)?;
+    let plan = validate(resolved, origins)?;
+    let computation = engine::job::build(&plan.spec).map_err(|e| build_error(e, origins))?;
+    Ok((plan, computation))
+}
+
+/// An error of `engine::job::build`, as the command line has always printed it; with a job
+/// file, naming the file (and `assigner` for the window's parameters when they are the
+/// file's).
+fn build_error(e: SpecError, o: Origins<'_>) -> anyhow::Error {
+    match (&e, o.file()) {
+        (_, None) => anyhow!("{e}"),
+        (SpecError::Assigner { .. }, Some(_)) if !o.flag_applies(WINDOW) => {
+            anyhow!("{}: {e}", o.subject(WINDOW))
+        }
+        (SpecError::Assigner { .. }, Some(_)) => anyhow!("{e}"),
+        (_, Some(_)) => anyhow!("{}{e}", o.file_prefix()),
+    }
+}
+
+/// Checks a resolved job against what `windowctl` runs and turns it into a [`Plan`].
+///
+/// # Errors
+/// Standard input twice; a non-numeric aggregate (`windowctl` prints numbers); end-of-stream
+/// windows in processing time; an output over an input or over another output; a watermark
+/// delay with processing time; a dead-letter file without `skip`; explicit watermarks
+/// (`windowctl` reads events, not watermark markers); a zero idle timeout; late elements to a
+/// side output without a file for them; a format or error policy that does not parse.
+fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
+    let Resolved { mut spec, delay } = resolved;
+    let bundled = spec.io.input.is_empty() && spec.io.socket.is_empty();
+    let inputs = inputs(&spec.io, bundled, o)?;
+    if matches!(spec.aggregate, JobAggregate::List | JobAggregate::Elements) {
+        bail!(
+            "{}: {}; windowctl prints numeric aggregates only",
+            o.subject(AGG),
+            numeric_aggregates(&spec.aggregate.to_string())
+        );
+    }
+    let processing = spec.time == TimeDomain::ProcessingTime;
+    if processing && spec.window == WindowSpec::GlobalEndOfStream {
+        bail!(
+            "{}{} global:end-of-stream fires at the end of a bounded input, in event time; it never fires with {} processing",
+            o.prefix(&[WINDOW, TIME]),
+            o.name(WINDOW),
+            o.name(TIME)
+        );
+    }
+    let outputs = outputs(&spec.io, o)?;
+    check_distinct_files(&outputs, &inputs, o)?;
+    let (out_of_orderness, watermark_interval, idle_timeout) =
+        watermarks(&spec, delay, bundled, o)?;
+    if outputs.dead_letter.is_some() && outputs.on_error != OnError::Skip {
+        bail!(
+            "{}{} needs {} skip (with fail, the first bad line stops the job)",
+            o.prefix(&[DEAD_LETTER, ON_ERROR]),
+            o.name(DEAD_LETTER),
+            o.name(ON_ERROR)
+        );
+    }
+    spec.late_data = match (&outputs.late_output, spec.late_data) {
+        (Some(_), _) => LateDataPolicy::SideOutput,
+        (None, LateDataPolicy::Drop) => LateDataPolicy::Drop,
+        (None, _) => bail!(
+            "{}late_side_output = true needs a file for the late elements: io.late_output or --late-output",
+            o.file_prefix()
+        ),
+    };
+    spec.watermarks = WatermarkSpec::Bounded {
+        max_out_of_orderness: out_of_orderness,
+        interval: watermark_interval,
+        idle_timeout,
+    };
+    let fields = fields(&spec.io);
+    // The inputs and outputs are in the plan's fields now, in the types they are used in.
+    spec.io = IoSpec::default();
+    Ok(Plan {
+        inputs,
+        fields,
+        spec,
+        out_of_orderness,
+        watermark_interval,
+        idle_timeout,
+        outputs,
+    })
+}
+
+/// The inputs of `io` with their formats; the bundled data when `bundled` (no input and no
+/// socket named).
+fn inputs(io: &IoSpec, bundled: bool, o: Origins<'_>) -> Result<Vec<(InputSpec, InputFormat)>> {
+    let mut specs: Vec<InputSpec> = io.input.iter().map(|p| InputSpec::parse(p)).collect();
+    specs.extend(io.socket.iter().map(|a| InputSpec::Socket(a.clone())));
+    if bundled {
+        specs.push(InputSpec::File(PathBuf::from(BUNDLED_DATA)));
+    }
+    if specs.iter().filter(|s| **s == InputSpec::Stdin).count() > 1 {
+        bail!(
+            "{} -: standard input can be read only once",
+            o.subject(INPUT)
+        );
+    }
+    let format = parsed::<InputFormat>(io.format.as_deref(), FORMAT, o)?;
+    Ok(specs
+        .into_iter()
+        .map(|spec| {
+            let format = format.unwrap_or(match &spec {
+                InputSpec::File(p) => InputFormat::from_path(p),
+                _ => InputFormat::Csv,
+            });
+            (spec, format)
+        })
+        .collect())
+}
+
+/// The field names of `io`, each defaulting to the bundled data's.
+fn fields(io: &IoSpec) -> FieldNames {
+    let default = FieldNames::default();
+    FieldNames {
+        time: io.time_field.clone().unwrap_or(default.time),
+        key: io.key_field.clone().unwrap_or(default.key),
+        value: io.value_field.clone().unwrap_or(default.value),
+    }
+}
+
+/// The outputs of `io`, the results' format defaulting to the output file's name.
+fn outputs(io: &IoSpec, o: Origins<'_>) -> Result<Outputs> {
+    let output_format = parsed::<OutputFormat>(io.output_format.as_deref(), OUTPUT_FORMAT, o)?;
+    Ok(Outputs {
+        output: io.output.clone(),
+        output_format: output_format.unwrap_or(match &io.output {
+            Some(p) => OutputFormat::from_path(p),
+            None => OutputFormat::Csv,
+        }),
+        late_output: io.late_output.as_ref().map(PathBuf::from),
+        on_error: parsed::<OnError>(io.on_error.as_deref(), ON_ERROR, o)?.unwrap_or_default(),
+        dead_letter: io.dead_letter.as_ref().map(PathBuf::from),
+        late_output_name: o.subject(LATE_OUTPUT),
+        dead_letter_name: o.subject(DEAD_LETTER),
+    })
+}
+
+/// `text` (a job file's value of `field`) parsed; an error naming the field.
+fn parsed<T>(text: Option<&str>, field: Field, o: Origins<'_>) -> Result<Option<T>>
+where
+    T: std::str::FromStr<Err = String>,
+{
+    text.map(|t| t.parse().map_err(|e| anyhow!("{}: {e}", o.subject(field))))
+        .transpose()
+}
+
+/// The watermark delay, interval and idle timeout of `spec`: the bundled data's delay when
+/// none was given; refused with processing time when one was given (a job file's delay of 0
+/// reads as none), and refused for explicit watermarks or a zero idle timeout.
+fn watermarks(
+    spec: &JobSpec,
+    delay: DelayOrigin,
+    bundled: bool,
+    o: Origins<'_>,
+) -> Result<(i64, i64, Option<i64>)> {
+    let WatermarkSpec::Bounded {
+        max_out_of_orderness,
+        interval,
+        idle_timeout,
+    } = spec.watermarks
+    else {
+        bail!(
+            "{}watermarks: explicit watermarks come as markers in the input, and windowctl reads events only; use type = \"bounded\" (or --out-of-orderness)",
+            o.file_prefix()
+        );
+    };
+    let given = match delay {
+        DelayOrigin::CommandLine => true,
+        DelayOrigin::JobFile => max_out_of_orderness != 0,
+        DelayOrigin::Default => false,
+    };
+    if spec.time == TimeDomain::ProcessingTime && given {
+        bail!(
+            "{}{} delays the event-time watermark; with {} processing windows fire by the wall clock and it would do nothing",
+            o.prefix(&[OUT_OF_ORDERNESS, TIME]),
+            o.name(OUT_OF_ORDERNESS),
+            o.name(TIME)
+        );
+    }
+    let out_of_orderness = match delay {
+        DelayOrigin::Default if bundled => BUNDLED_OUT_OF_ORDERNESS_MS,
+        _ => max_out_of_orderness,
+    };
+    if idle_timeout == Some(0) {
+        bail!(
+            "{} must be positive (0 would mark every input idle at once)",
+            o.subject(IDLE_TIMEOUT)
+        );
+    }
+    Ok((out_of_orderness, interval, idle_timeout))
+}
+
+/// Refuses to write an output over an input or over another output: `--output data.csv
+/// --input data.csv` would truncate the input before reading it.
+fn check_distinct_files(
+    outputs: &Outputs,
+    inputs: &[(InputSpec, InputFormat)],
+    o: Origins<'_>,
+) -> Result<()> {
+    let inputs: Vec<&PathBuf> = inputs
+        .iter()
+        .filter_map(|(spec, _)| match spec {
+            InputSpec::File(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let mut files: Vec<(Field, PathBuf)> = Vec::new();
+    if let Some(out) = outputs.output.as_deref().filter(|out| *out != "-") {
+        files.push((OUTPUT, PathBuf::from(out)));
+    }
+    if let Some(p) = &outputs.late_output {
+        files.push((LATE_OUTPUT, p.clone()));
+    }
+    if let Some(p) = &outputs.dead_letter {
+        files.push((DEAD_LETTER, p.clone()));
+    }
+    for (i, (field, path)) in files.iter().enumerate() {
+        if let Some(input) = inputs.iter().find(|input| same_file(input, path)) {
+            bail!(
+                "{} {} is also an input: writing it would destroy the input",
+                o.subject(*field),
+                input.display()
+            );
+        }
+        if let Some((other, _)) = files[..i].iter().find(|(_, p)| same_file(p, path)) {
+            bail!(
+                "{}{} {} is also given to {}: each output needs its own file",
+                o.prefix(&[*field, *other]),
+                o.name(*field),
+                path.display(),
+                o.name(*other)
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

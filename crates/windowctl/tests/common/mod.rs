@@ -1,0 +1,123 @@
+//! Helpers shared by the end-to-end tests of `windowctl`: running the binary in the repository
+//! root, reading its output and summary, the oracle files of `tests/data/`, temporary inputs.
+//! Each test crate uses a different subset, hence the `allow` below (an `expect` would be
+//! unfulfilled in the crates that use them all).
+#![allow(
+    dead_code,
+    reason = "each test crate uses a different subset of these helpers"
+)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The repository root: every job runs there, so `data/...` paths work.
+pub(crate) fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `windowctl run ARGS --no-progress` in the repository root.
+pub(crate) fn windowctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .arg("run")
+        .args(args)
+        .arg("--no-progress")
+        .current_dir(repo())
+        .output()
+        .expect("windowctl starts")
+}
+
+/// The standard output, as text.
+pub(crate) fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 output")
+}
+
+/// The standard error, as text.
+pub(crate) fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// The oracle file: `# late=N`, then the CSV header and rows sorted.
+pub(crate) fn expected(name: &str) -> (u64, Vec<String>) {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name),
+    )
+    .expect("oracle output exists");
+    let mut lines = text.lines();
+    let late = lines
+        .next()
+        .and_then(|l| l.strip_prefix("# late="))
+        .and_then(|n| n.parse().ok())
+        .expect("late count line");
+    (late, lines.map(str::to_owned).collect())
+}
+
+/// The output's header, then its rows sorted (the order of rows within a watermark step is
+/// not fixed across strategies).
+pub(crate) fn sorted_output(o: &Output) -> Vec<String> {
+    let out = stdout(o);
+    let mut lines = out.lines();
+    let header = lines.next().expect("header").to_owned();
+    let mut rows: Vec<String> = lines.map(str::to_owned).collect();
+    rows.sort();
+    rows.insert(0, header);
+    rows
+}
+
+/// The count of late elements dropped, from the summary on stderr.
+pub(crate) fn late_dropped(o: &Output) -> u64 {
+    let err = stderr(o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("late elements dropped:"))
+        .unwrap_or_else(|| panic!("no summary in stderr: {err}"));
+    line.split("late elements dropped: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("count")
+}
+
+/// Runs `windowctl run ARGS` and compares its rows and late count with the oracle file.
+pub(crate) fn check_against_oracle(args: &[&str], oracle: &str) {
+    let o = windowctl(args);
+    assert!(o.status.success(), "windowctl failed: {}", stderr(&o));
+    let (late, rows) = expected(oracle);
+    let got = sorted_output(&o);
+    assert_eq!(got.len(), rows.len(), "number of rows (with header)");
+    for (g, e) in got.iter().zip(&rows) {
+        assert_eq!(g, e);
+    }
+    assert_eq!(late_dropped(&o), late);
+}
+
+/// `windowctl run ARGS --input - --no-progress` with `input` on its standard input.
+pub(crate) fn run_with_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .arg("run")
+        .args(args)
+        .args(["--input", "-", "--no-progress"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Writes `text` to a file `name` in this test process's temporary directory.
+pub(crate) fn write_temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("windowctl-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}

@@ -1,0 +1,484 @@
+//! `windowctl run` end to end on its options: window kinds, evictors, `--window-all`, the
+//! key-window and sliced strategies, `--help`, and the guards against jobs that could not run
+//! (bad parameters, outputs over inputs, runaway window states, the ends of the time range).
+
+mod common;
+
+use std::process::Command;
+
+use common::{sorted_output, stderr, stdout, windowctl, write_temp};
+
+#[test]
+fn invalid_window_parameters_are_rejected_with_the_values() {
+    let o = windowctl(&[
+        "--input",
+        "data/usgs_quakes_tiny.csv",
+        "--window",
+        "tumbling:10s:10s",
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("offset 10000 ms") && err.contains("size 10000 ms"),
+        "{err}"
+    );
+    let o = windowctl(&[
+        "--input",
+        "data/usgs_quakes_tiny.csv",
+        "--window",
+        "sliding:10000001ms:1ms",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("10000001 windows"), "{}", stderr(&o));
+    let o = windowctl(&[
+        "--input",
+        "data/usgs_quakes_tiny.csv",
+        "--window",
+        "session:0s",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("session gap must be positive"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn help_explains_every_option() {
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = stdout(&o);
+    for flag in [
+        "--job",
+        "--input",
+        "--socket",
+        "--format",
+        "--time-field",
+        "--key-field",
+        "--value-field",
+        "--window",
+        "--agg",
+        "--time",
+        "--out-of-orderness",
+        "--allowed-lateness",
+        "--trigger",
+        "--late-output",
+        "--output",
+        "--on-error",
+        "--dead-letter",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+}
+
+#[test]
+fn window_all_ignores_the_key() {
+    // Flink's windowAll: one window over every key. Hand-computed: [0,10s) holds 1+2+4.
+    let p = write_temp(
+        "all.csv",
+        "event_time_ms,key,value\n1000,a,1\n2000,b,2\n3000,c,4\n12000,a,8\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:10s",
+        "--agg",
+        "sum",
+        "--window-all",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result\n,0,10000,7\n,10000,20000,8\n"
+    );
+}
+
+#[test]
+fn count_windows_and_evictors_from_the_command_line() {
+    // count:2 = every 2 elements of a key (purging); count:3:1 = the last 3, on every element.
+    let p = write_temp(
+        "count.csv",
+        "event_time_ms,key,value\n1,a,1\n2,a,2\n3,a,3\n4,a,4\n5,a,5\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "count:2",
+        "--agg",
+        "sum",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result\na,,,3\na,,,7\n"
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "count:3:1",
+        "--agg",
+        "sum",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result\na,,,1\na,,,3\na,,,6\na,,,9\na,,,12\n"
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:10ms",
+        "--agg",
+        "sum",
+        "--evictor",
+        "count:2",
+    ]);
+    assert_eq!(stdout(&o), "key,window_start,window_end,result\na,0,10,9\n");
+}
+
+#[test]
+fn keywindow_strategy_prints_the_worked_example_with_an_empty_column() {
+    // docs/keywindow.md worked example: p = 4, k = 1, elements at 0, 5, 10, 11 (count).
+    let p = write_temp(
+        "kw.csv",
+        "event_time_ms,key,value\n0,a,1\n5,a,1\n10,a,1\n11,a,1\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:4ms:1ms",
+        "--agg",
+        "count",
+        "--strategy",
+        "keywindow",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result,empty\n\
+         a,-3,1,1,false\na,1,5,,true\na,2,6,1,false\na,6,10,,true\n\
+         a,7,11,1,false\na,8,12,2,false\na,11,15,1,false\na,12,16,,true\n"
+    );
+    assert!(
+        stderr(&o).contains("key windows created: 8; the native operator would create: 13"),
+        "{}",
+        stderr(&o)
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:4ms",
+        "--strategy",
+        "keywindow",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("sliding windows only"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn sliced_strategy_gives_the_native_output_and_sliced_changes_the_keywindow_output() {
+    let input = [
+        "--input",
+        "data/usgs_quakes_tiny.csv",
+        "--window",
+        "sliding:1h:5min",
+        "--agg",
+        "max",
+        "--out-of-orderness",
+        "7d",
+    ];
+    let run = |strategy: &str| {
+        let mut args = input.to_vec();
+        args.extend(["--strategy", strategy]);
+        let o = windowctl(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        sorted_output(&o)
+    };
+    // With a 7 d delay nothing is late, so the native output is exactly reproduced.
+    assert_eq!(run("sliced"), run("native"));
+    assert_eq!(run("sliced:changes"), run("keywindow"));
+    // `--emit changes` (the issue's spelling) is the same as sliced:changes.
+    let mut args = input.to_vec();
+    args.extend(["--strategy", "sliced", "--emit", "changes"]);
+    let o = windowctl(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sorted_output(&o), run("keywindow"));
+    // Contradictions are refused and named.
+    for (strategy, emit) in [
+        ("native", "changes"),
+        ("keywindow", "all"),
+        ("sliced:changes", "all"),
+        ("sliced:all", "changes"),
+    ] {
+        let mut args = input.to_vec();
+        args.extend(["--strategy", strategy, "--emit", emit]);
+        let o = windowctl(&args);
+        assert!(!o.status.success(), "{strategy} --emit {emit} was accepted");
+        assert!(stderr(&o).contains("--emit"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn refuses_outputs_that_would_overwrite_an_input_or_each_other() {
+    let p = write_temp("same.csv", "event_time_ms,key,value\n1,a,1\n");
+    let path = p.to_str().unwrap();
+    let o = windowctl(&["--input", path, "--window", "tumbling:1s", "--output", path]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        "event_time_ms,key,value\n1,a,1\n",
+        "input intact"
+    );
+    let out = p.with_extension("out");
+    let o = windowctl(&[
+        "--input",
+        path,
+        "--window",
+        "tumbling:1s",
+        "--output",
+        out.to_str().unwrap(),
+        "--late-output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("each output needs its own file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn guards_against_configurations_that_would_exhaust_memory() {
+    // Scenario B31 / FLINK-37512: 10,000,000 windows per element is allowed by the assigner, but
+    // the native operator stops before holding more window states than --max-window-states.
+    let p = write_temp(
+        "dense.csv",
+        "event_time_ms,key,value\n1,a,1\n2,b,1\n3,c,1\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:10000000ms:1ms",
+        "--agg",
+        "count",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("more than the limit of 5000000"),
+        "{}",
+        stderr(&o)
+    );
+    // The sliced strategy handles it: 3 slices, each element's 10 M windows emitted in O(1) each
+    // would be 30 M rows, so emit changes only.
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:10000000ms:1ms",
+        "--agg",
+        "count",
+        "--strategy",
+        "sliced:changes",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Keys a, b, c: each key's count is 1 when its element enters and empty when it leaves.
+    let results: Vec<String> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap().to_owned())
+        .collect();
+    assert_eq!(results, ["1", "1", "1", "", "", ""]);
+}
+
+#[test]
+fn ordered_strategies_handle_gaps_and_the_ends_of_time() {
+    // slide > size: elements in gaps are in no window, counted, for every strategy (no panic).
+    let p = write_temp(
+        "gaps2.csv",
+        "event_time_ms,key,value\n1,a,1\n3,b,2\n7,a,3\n12,a,5\n14,b,1\n26,a,2\n",
+    );
+    for strategy in ["native", "keywindow", "sliced", "sliced:changes"] {
+        let o = windowctl(&[
+            "--input",
+            p.to_str().unwrap(),
+            "--window",
+            "sliding:10ms:20ms",
+            "--agg",
+            "sum",
+            "--strategy",
+            strategy,
+        ]);
+        assert!(o.status.success(), "{strategy}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("elements in no window: 2"),
+            "{strategy}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stdout(&o).contains("a,0,10,4") && stdout(&o).contains("a,20,30,2"),
+            "{strategy}: {}",
+            stdout(&o)
+        );
+    }
+    // Near i64::MAX the windows after an element do not fit: a clear error, not wrong results.
+    let p = write_temp(
+        "max.csv",
+        "event_time_ms,key,value\n9223372036854775807,a,1\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "sliding:10ms:5ms",
+        "--strategy",
+        "sliced",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("too close to the end of the i64 range"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn zero_idle_timeout_and_runaway_dstream_jobs_are_refused() {
+    let p = write_temp("z.csv", "event_time_ms,key,value\n1,a,1\n");
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:10ms",
+        "--idle-timeout",
+        "0ms",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--idle-timeout must be positive"),
+        "{}",
+        stderr(&o)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args([
+            "dstream",
+            "--input",
+            p.to_str().unwrap(),
+            "--batch-interval",
+            "1ms",
+            "--window",
+            "100000ms",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("use --inverse or a larger --batch-interval"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn fixes_from_the_third_fresh_user_trial() {
+    // Sliced windows emitting every window refuse size/slide beyond the native cap (the output
+    // would run away), and suggest --emit changes, which runs.
+    let tiny = [
+        "--input",
+        "data/nycflights13_tailnum_tiny.csv",
+        "--agg",
+        "count",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = tiny.to_vec();
+        args.extend_from_slice(extra);
+        windowctl(&args)
+    };
+    let o = run(&["--window", "sliding:1d:1ms", "--strategy", "sliced"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("86400000 results for each element"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("--emit changes"), "{}", stderr(&o));
+    let o = run(&[
+        "--window",
+        "sliding:1d:1ms",
+        "--strategy",
+        "sliced",
+        "--emit",
+        "changes",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A window too large for the time range is a configuration error, not bad data.
+    let o = run(&[
+        "--window",
+        "sliding:99999999999d:1d",
+        "--strategy",
+        "sliced:changes",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("do not fit the time range"),
+        "{}",
+        stderr(&o)
+    );
+    // Timestamps one window away from the ends of i64 are accepted by every strategy, with
+    // the native operator's windows.
+    let high = write_temp(
+        "near_max.csv",
+        "event_time_ms,key,value\n9223372036854750000,a,1\n",
+    );
+    let low = write_temp(
+        "near_min.csv",
+        "event_time_ms,key,value\n-9223372036854760000,a,1\n",
+    );
+    for file in [&high, &low] {
+        let out = |strategy: &str| {
+            let o = windowctl(&[
+                "--input",
+                file.to_str().unwrap(),
+                "--window",
+                "sliding:10s:5s",
+                "--strategy",
+                strategy,
+            ]);
+            assert!(o.status.success(), "{strategy} {file:?}: {}", stderr(&o));
+            sorted_output(&o)
+        };
+        assert_eq!(out("sliced"), out("native"), "{file:?}");
+    }
+    // Negative durations reach our own message (not the argument parser's "unexpected
+    // argument '-1'"), and a duration without a number says so.
+    let o = windowctl(&["--out-of-orderness", "-1h"]);
+    assert!(
+        stderr(&o).contains("must not be negative"),
+        "{}",
+        stderr(&o)
+    );
+    let o = windowctl(&["--window", "sliding:1h:5min:bogus"]);
+    assert!(
+        stderr(&o).contains("does not start with a number"),
+        "{}",
+        stderr(&o)
+    );
+    // A .gz that is not gzip is named as such.
+    let fake = write_temp("fake.csv.gz", "event_time_ms,key,value\n1,a,1\n");
+    let o = windowctl(&["--input", fake.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not gzip-compressed"), "{}", stderr(&o));
+}
