@@ -7,7 +7,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::{run_with_stdin, stderr, stdout, windowctl, write_temp};
+use common::{assert_fails, run_with_stdin, stderr, stdout, windowctl, write_temp};
 
 const BAD_INPUT: &str =
     "event_time_ms,key,value\n1000,a,1\n2000,a,abc\n3000,a\nnot-a-time,a,5\n4000,a,2\n";
@@ -74,26 +74,20 @@ fn element_errors_name_the_right_field_and_reject_fractional_gaps() {
         "nots.csv",
         "event_time_ms,key,value\n-9223372036854775808,a,1\n",
     );
-    let o = windowctl(&["--input", p.to_str().unwrap(), "--window", "tumbling:1s"]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("field 'event_time_ms'"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &["--input", p.to_str().unwrap(), "--window", "tumbling:1s"],
+        "field 'event_time_ms'",
     );
-    let o = windowctl(&[
-        "--input",
-        p.to_str().unwrap(),
-        "--window",
-        "global:end-of-stream",
-        "--time",
-        "processing",
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("never fires with --time processing"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &[
+            "--input",
+            p.to_str().unwrap(),
+            "--window",
+            "global:end-of-stream",
+            "--time",
+            "processing",
+        ],
+        "never fires with --time processing",
     );
 }
 
@@ -222,16 +216,17 @@ fn fixes_from_the_fourth_fresh_user_trial() {
     );
     // --out-of-orderness delays the event-time watermark: with processing time it would do
     // nothing, and is refused instead of reported in the summary as if it applied.
-    let o = windowctl(&[
-        "--input",
-        "data/nycflights13_tailnum_tiny.csv",
-        "--window",
-        "tumbling:1h",
-        "--time",
-        "processing",
+    assert_fails(
+        &[
+            "--input",
+            "data/nycflights13_tailnum_tiny.csv",
+            "--window",
+            "tumbling:1h",
+            "--time",
+            "processing",
+            "--out-of-orderness",
+            "1h",
+        ],
         "--out-of-orderness",
-        "1h",
-    ]);
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("--out-of-orderness"), "{}", stderr(&o));
+    );
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{sorted_output, stderr, stdout, windowctl, write_temp};
+use common::{assert_fails, sorted_output, stderr, stdout, windowctl, write_temp};
 
 #[test]
 fn invalid_window_parameters_are_rejected_with_the_values() {
@@ -22,25 +22,23 @@ fn invalid_window_parameters_are_rejected_with_the_values() {
         err.contains("offset 10000 ms") && err.contains("size 10000 ms"),
         "{err}"
     );
-    let o = windowctl(&[
-        "--input",
-        "data/usgs_quakes_tiny.csv",
-        "--window",
-        "sliding:10000001ms:1ms",
-    ]);
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("10000001 windows"), "{}", stderr(&o));
-    let o = windowctl(&[
-        "--input",
-        "data/usgs_quakes_tiny.csv",
-        "--window",
-        "session:0s",
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("session gap must be positive"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &[
+            "--input",
+            "data/usgs_quakes_tiny.csv",
+            "--window",
+            "sliding:10000001ms:1ms",
+        ],
+        "10000001 windows",
+    );
+    assert_fails(
+        &[
+            "--input",
+            "data/usgs_quakes_tiny.csv",
+            "--window",
+            "session:0s",
+        ],
+        "session gap must be positive",
     );
 }
 
@@ -170,19 +168,16 @@ fn keywindow_strategy_prints_the_worked_example_with_an_empty_column() {
         "{}",
         stderr(&o)
     );
-    let o = windowctl(&[
-        "--input",
-        p.to_str().unwrap(),
-        "--window",
-        "tumbling:4ms",
-        "--strategy",
-        "keywindow",
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("sliding windows only"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &[
+            "--input",
+            p.to_str().unwrap(),
+            "--window",
+            "tumbling:4ms",
+            "--strategy",
+            "keywindow",
+        ],
+        "sliding windows only",
     );
 }
 
@@ -233,30 +228,28 @@ fn sliced_strategy_gives_the_native_output_and_sliced_changes_the_keywindow_outp
 fn refuses_outputs_that_would_overwrite_an_input_or_each_other() {
     let p = write_temp("same.csv", "event_time_ms,key,value\n1,a,1\n");
     let path = p.to_str().unwrap();
-    let o = windowctl(&["--input", path, "--window", "tumbling:1s", "--output", path]);
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    assert_fails(
+        &["--input", path, "--window", "tumbling:1s", "--output", path],
+        "is also an input",
+    );
     assert_eq!(
         std::fs::read_to_string(&p).unwrap(),
         "event_time_ms,key,value\n1,a,1\n",
         "input intact"
     );
     let out = p.with_extension("out");
-    let o = windowctl(&[
-        "--input",
-        path,
-        "--window",
-        "tumbling:1s",
-        "--output",
-        out.to_str().unwrap(),
-        "--late-output",
-        out.to_str().unwrap(),
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("each output needs its own file"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &[
+            "--input",
+            path,
+            "--window",
+            "tumbling:1s",
+            "--output",
+            out.to_str().unwrap(),
+            "--late-output",
+            out.to_str().unwrap(),
+        ],
+        "each output needs its own file",
     );
 }
 
@@ -268,19 +261,16 @@ fn guards_against_configurations_that_would_exhaust_memory() {
         "dense.csv",
         "event_time_ms,key,value\n1,a,1\n2,b,1\n3,c,1\n",
     );
-    let o = windowctl(&[
-        "--input",
-        p.to_str().unwrap(),
-        "--window",
-        "sliding:10000000ms:1ms",
-        "--agg",
-        "count",
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("more than the limit of 5000000"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &[
+            "--input",
+            p.to_str().unwrap(),
+            "--window",
+            "sliding:10000000ms:1ms",
+            "--agg",
+            "count",
+        ],
+        "more than the limit of 5000000",
     );
     // The sliced strategy handles it: 3 slices, each element's 10 M windows emitted in O(1) each
     // would be 30 M rows, so emit changes only.
@@ -339,38 +329,32 @@ fn ordered_strategies_handle_gaps_and_the_ends_of_time() {
         "max.csv",
         "event_time_ms,key,value\n9223372036854775807,a,1\n",
     );
-    let o = windowctl(&[
-        "--input",
-        p.to_str().unwrap(),
-        "--window",
-        "sliding:10ms:5ms",
-        "--strategy",
-        "sliced",
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("too close to the end of the i64 range"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &[
+            "--input",
+            p.to_str().unwrap(),
+            "--window",
+            "sliding:10ms:5ms",
+            "--strategy",
+            "sliced",
+        ],
+        "too close to the end of the i64 range",
     );
 }
 
 #[test]
 fn zero_idle_timeout_and_runaway_dstream_jobs_are_refused() {
     let p = write_temp("z.csv", "event_time_ms,key,value\n1,a,1\n");
-    let o = windowctl(&[
-        "--input",
-        p.to_str().unwrap(),
-        "--window",
-        "tumbling:10ms",
-        "--idle-timeout",
-        "0ms",
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("--idle-timeout must be positive"),
-        "{}",
-        stderr(&o)
+    assert_fails(
+        &[
+            "--input",
+            p.to_str().unwrap(),
+            "--window",
+            "tumbling:10ms",
+            "--idle-timeout",
+            "0ms",
+        ],
+        "--idle-timeout must be positive",
     );
     let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
         .args([
@@ -478,7 +462,5 @@ fn fixes_from_the_third_fresh_user_trial() {
     );
     // A .gz that is not gzip is named as such.
     let fake = write_temp("fake.csv.gz", "event_time_ms,key,value\n1,a,1\n");
-    let o = windowctl(&["--input", fake.to_str().unwrap()]);
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("not gzip-compressed"), "{}", stderr(&o));
+    assert_fails(&["--input", fake.to_str().unwrap()], "not gzip-compressed");
 }

@@ -121,3 +121,12 @@ pub(crate) fn write_temp(name: &str, text: &str) -> PathBuf {
     std::fs::write(&p, text).unwrap();
     p
 }
+
+/// Runs `windowctl run ARGS` and asserts that it fails with `needle` in its standard error;
+/// returns the output for further checks.
+pub(crate) fn assert_fails(args: &[&str], needle: &str) -> Output {
+    let o = windowctl(args);
+    assert!(!o.status.success(), "expected a failure: {}", stdout(&o));
+    assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+    o
+}
