@@ -22,7 +22,7 @@ use crate::job_file;
 use crate::resolve::{
     numeric_aggregates, resolve, DelayOrigin, Field, Given, Origins, Resolved, AGG, DEAD_LETTER,
     FORMAT, IDLE_TIMEOUT, INPUT, LATE_OUTPUT, ON_ERROR, OUTPUT, OUTPUT_FORMAT, OUT_OF_ORDERNESS,
-    TIME, WINDOW,
+    STRATEGY, TIME, WINDOW,
 };
 
 /// Watermark delay of the default job, on the bundled data (see the crate doc): 6 h.
@@ -94,6 +94,15 @@ fn build_error(e: SpecError, o: Origins<'_>) -> anyhow::Error {
             anyhow!("{}: {e}", o.subject(WINDOW))
         }
         (SpecError::Assigner { .. }, Some(_)) => anyhow!("{e}"),
+        // The strategy given as a flag does not fit the file's window, trigger or evictor.
+        (
+            SpecError::Syntax {
+                what: "strategy", ..
+            },
+            Some(file),
+        ) if o.flag_applies(STRATEGY) => {
+            anyhow!("{e} (--strategy, with the job of {})", file.display())
+        }
         (_, Some(_)) => anyhow!("{}{e}", o.file_prefix()),
     }
 }

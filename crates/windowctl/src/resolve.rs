@@ -106,7 +106,7 @@ const ALLOWED_LATENESS: Field = Field::new("allowed_lateness", "allowed_lateness
 /// `--trigger` / `trigger`.
 const TRIGGER: Field = Field::new("trigger", "trigger");
 /// `--strategy` / `strategy`.
-const STRATEGY: Field = Field::new("strategy", "strategy");
+pub(crate) const STRATEGY: Field = Field::new("strategy", "strategy");
 /// `--evictor` / `evictor`.
 const EVICTOR: Field = Field::new("evictor", "evictor");
 /// `--window-all` / `window_all`.

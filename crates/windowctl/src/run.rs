@@ -101,8 +101,17 @@ struct OutputSink {
     results: ResultWriter,
     /// The late-elements writer, if there is a late output.
     late: Option<LateWriter>,
-    /// The first write error, reported at the next flush.
+    /// The first write error, reported at the next flush; its message names the output.
     error: Option<std::io::Error>,
+    /// The results output as errors name it: `stdout`, or `--output FILE`.
+    results_name: String,
+    /// The late output as errors name it: `--late-output FILE` (or the job file's key).
+    late_name: String,
+}
+
+/// `e` with `name` (the output it happened on) before its message.
+fn on_output(name: &str, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{name}: {e}"))
 }
 
 impl OutputSink {
@@ -119,6 +128,13 @@ impl OutputSink {
             None => None,
         };
         let out = create_output(output_target)?;
+        let results_name = match output_target {
+            "-" => "stdout".to_owned(),
+            file => format!("--output {file}"),
+        };
+        let late_name = outputs.late_output.as_ref().map_or_else(String::new, |p| {
+            format!("{} {}", outputs.late_output_name, p.display())
+        });
         Ok(Self {
             results: if empty_column {
                 ResultWriter::with_empty_column(out, outputs.output_format)
@@ -127,14 +143,22 @@ impl OutputSink {
             },
             late,
             error: None,
+            results_name,
+            late_name,
         })
     }
 
     /// Flushes both writers, at the end (also after a failed run, to keep what was written).
     fn flush_all(&mut self) -> Result<()> {
-        let flushed = self.results.flush().context("writing output");
+        let flushed = self
+            .results
+            .flush()
+            .map_err(|e| on_output(&self.results_name, e))
+            .context("writing output");
         if let Some(l) = self.late.as_mut() {
-            l.flush().context("writing late output")?;
+            l.flush()
+                .map_err(|e| on_output(&self.late_name, e))
+                .context("writing late output")?;
         }
         flushed
     }
@@ -152,7 +176,7 @@ impl OutputSink {
             result: value,
         };
         if let Err(e) = self.results.write_key_window_result(&record, empty) {
-            self.error = Some(e);
+            self.error = Some(on_output(&self.results_name, e));
         }
     }
 }
@@ -179,9 +203,11 @@ impl WindowOutput<String, AnyWindow, f64, JobResult> for OutputSink {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.results.flush()?;
+        self.results
+            .flush()
+            .map_err(|e| on_output(&self.results_name, e))?;
         match self.late.as_mut() {
-            Some(l) => l.flush(),
+            Some(l) => l.flush().map_err(|e| on_output(&self.late_name, e)),
             None => Ok(()),
         }
     }
@@ -198,7 +224,7 @@ impl WindowOutput<String, AnyWindow, f64, JobResult> for OutputSink {
                 line: 0,
             };
             if let Err(e) = w.write_late(&event, watermark) {
-                self.error = Some(e);
+                self.error = Some(on_output(&self.late_name, e));
             }
         }
     }

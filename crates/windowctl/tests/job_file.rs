@@ -311,6 +311,26 @@ fn a_job_file_is_validated_as_the_flags_are_naming_the_file_and_the_keys() {
         )),
         "{err}"
     );
+    // A strategy given as a flag that does not fit the file's window: the flag is named first,
+    // the file after it; from the file, the file is named first.
+    let tumbling = write_temp("tumbling.toml", &format!("{head}{input}"));
+    let err = fails(&["--job", tumbling.to_str().unwrap(), "--strategy", "sliced"]);
+    assert!(
+        err.contains(&format!(
+            "invalid strategy 'sliced': key windows and sliced windows apply to sliding windows only (--strategy, with the job of {})",
+            tumbling.display()
+        )),
+        "{err}"
+    );
+    let sliced = write_temp(
+        "sliced.toml",
+        &format!("{head}strategy = \"sliced\"\n{input}"),
+    );
+    let err = fails(&["--job", sliced.to_str().unwrap()]);
+    assert!(
+        err.contains(&format!("{}: invalid strategy 'sliced'", sliced.display())),
+        "{err}"
+    );
 }
 
 #[test]

@@ -464,3 +464,28 @@ fn fixes_from_the_third_fresh_user_trial() {
     let fake = write_temp("fake.csv.gz", "event_time_ms,key,value\n1,a,1\n");
     assert_fails(&["--input", fake.to_str().unwrap()], "not gzip-compressed");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_names_the_output_it_failed_on() {
+    // /dev/full refuses every write (ENOSPC): the error names that output, not another one.
+    let late = [
+        "--input",
+        "data/usgs_quakes_tiny.csv",
+        "--output",
+        "/dev/null",
+        "--late-output",
+        "/dev/full",
+    ];
+    let o = assert_fails(&late, "--late-output /dev/full: No space left on device");
+    assert!(!stderr(&o).contains("--output"), "{}", stderr(&o));
+    assert_fails(
+        &[
+            "--input",
+            "data/usgs_quakes_tiny.csv",
+            "--output",
+            "/dev/full",
+        ],
+        "writing output: --output /dev/full: No space left on device",
+    );
+}
