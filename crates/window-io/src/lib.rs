@@ -7,13 +7,16 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+mod keys;
 mod lines;
+mod parse;
 mod policy;
 mod reader;
 pub mod sink;
 pub mod source;
 
 pub use error::{InputError, InputErrorKind, OpenError};
+pub use keys::{KeyCache, KeyDictionary, KeyId, KeyTexts};
 pub use lines::{open_lines, TextLines};
 pub use sink::{
     create_output, format_list, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,

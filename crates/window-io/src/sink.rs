@@ -434,10 +434,26 @@ impl<W: Write> LateWriter<W> {
     ///
     /// Fails if the underlying writer fails.
     pub fn write_late(&mut self, event: &Event, watermark: i64) -> io::Result<()> {
+        self.write_late_parts(event.timestamp, &event.key, event.value, watermark)
+    }
+
+    /// Writes one late element given by its parts: event time (ms), key, value, and the
+    /// watermark (ms) at which it was dropped.
+    ///
+    /// # Errors
+    ///
+    /// Fails if the underlying writer fails.
+    pub fn write_late_parts(
+        &mut self,
+        timestamp: i64,
+        key: &str,
+        value: f64,
+        watermark: i64,
+    ) -> io::Result<()> {
         self.rows.write_row(&[
-            Cell::Int(event.timestamp),
-            Cell::Str(&event.key),
-            Cell::Num(event.value),
+            Cell::Int(timestamp),
+            Cell::Str(key),
+            Cell::Num(value),
             Cell::Int(watermark),
         ])?;
         self.written += 1;

@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Result};
 use engine::assigners::TimeDomain;
 use engine::core::LateDataPolicy;
 use engine::io::{
-    same_file, FieldNames, InputFormat, InputSpec, OnError, OutputFormat, BUNDLED_DATA,
+    same_file, FieldNames, InputFormat, InputSpec, KeyId, OnError, OutputFormat, BUNDLED_DATA,
 };
 use engine::job::{
     Computation, IoSpec, JobAggregate, JobSpec, SpecError, WatermarkSpec, WindowSpec,
@@ -75,7 +75,7 @@ pub(crate) struct Outputs {
 /// A job file that cannot be read or is not a job, a flag that does not parse, or a job
 /// `windowctl` cannot run (see [`validate`] and `engine::job::build`), naming the flag or
 /// the file and key at fault.
-pub(crate) fn plan(args: &RunArgs, given: &Given) -> Result<(Plan, Computation<String>)> {
+pub(crate) fn plan(args: &RunArgs, given: &Given) -> Result<(Plan, Computation<KeyId>)> {
     let file_spec = args.job.as_deref().map(job_file::load).transpose()?;
     let origins = Origins::new(args.job.as_deref(), given);
     let resolved = resolve(file_spec, args, origins)?;

@@ -3,13 +3,15 @@
 //! and how errors about an element are reported.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
 use engine::core::{AnyWindow, ElementError, Window, WindowOutput};
 use engine::io::{
-    create_output, format_number, open_source, DeadLetterWriter, ErrorPolicy, Event, InputError,
-    InputErrorKind, InputSpec, LateWriter, OutputFormat, ResultRecord, ResultWriter,
+    create_output, format_number, open_source, DeadLetterWriter, ErrorPolicy, InputError,
+    InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts, LateWriter, OutputFormat,
+    ResultRecord, ResultWriter,
 };
 use engine::job::{Computation, JobResult};
 use engine::runtime::{
@@ -29,15 +31,21 @@ use crate::summary::summary;
 /// input line (with `--on-error fail`), an element the job refuses, a write that fails.
 pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     let (plan, op) = plan(args, given)?;
+    let keys = KeyDictionary::shared();
     let readers = plan
         .inputs
         .iter()
         .map(|(spec, format)| {
             let live = !matches!(spec, InputSpec::File(_));
-            open_source(spec, *format, plan.fields.clone()).map(|r| ReaderSource::new(r, live))
+            open_source(spec, *format, plan.fields.clone())
+                .map(|r| ReaderSource::new(r, live, Arc::clone(&keys)))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut sink = OutputSink::create(&plan.outputs, plan.spec.strategy.emits_empty_results())?;
+    let mut sink = OutputSink::create(
+        &plan.outputs,
+        plan.spec.strategy.emits_empty_results(),
+        KeyTexts::new(Arc::clone(&keys)),
+    )?;
     let mut policy = ErrorPolicy::new(plan.outputs.on_error);
     if let Some(p) = &plan.outputs.dead_letter {
         let writer = DeadLetterWriter::create(p).context(plan.outputs.dead_letter_name.clone())?;
@@ -51,7 +59,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     };
     let mut rt = Runtime::new(op, config);
     rt.set_error_policy(policy);
-    rt.set_rejection_report(rejection_report(&plan));
+    rt.set_rejection_report(rejection_report(&plan, keys));
     for r in readers {
         rt.add_source(Box::new(r));
     }
@@ -73,7 +81,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
 
 /// Steps the runtime until its inputs end or it fails, showing its progress on `progress_bar`.
 fn run_to_end(
-    rt: &mut Runtime<String, f64, Computation<String>>,
+    rt: &mut Runtime<KeyId, f64, Computation<KeyId>>,
     sink: &mut OutputSink,
     progress_bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(), RuntimeError> {
@@ -107,6 +115,8 @@ struct OutputSink {
     results_name: String,
     /// The late output as errors name it: `--late-output FILE` (or the job file's key).
     late_name: String,
+    /// The keys' texts, by id.
+    keys: KeyTexts,
 }
 
 /// `e` with `name` (the output it happened on) before its message.
@@ -117,7 +127,7 @@ fn on_output(name: &str, e: std::io::Error) -> std::io::Error {
 impl OutputSink {
     /// The results writer (`--output`, with the `empty` column for strategies that emit empty
     /// results) and the late-element writer (`--late-output`).
-    fn create(outputs: &Outputs, empty_column: bool) -> Result<Self> {
+    fn create(outputs: &Outputs, empty_column: bool, keys: KeyTexts) -> Result<Self> {
         let output_target = outputs.output.as_deref().unwrap_or("-");
         let late = match &outputs.late_output {
             Some(p) => {
@@ -145,6 +155,7 @@ impl OutputSink {
             error: None,
             results_name,
             late_name,
+            keys,
         })
     }
 
@@ -164,10 +175,14 @@ impl OutputSink {
     }
 
     /// Writes one result row (or an `empty` one), unless a write failed before.
-    fn write(&mut self, key: &str, window: &AnyWindow, value: Option<f64>, empty: bool) {
+    fn write(&mut self, key: KeyId, window: &AnyWindow, value: Option<f64>, empty: bool) {
         if self.error.is_some() {
             return;
         }
+        let Some(key) = self.keys.get(key) else {
+            self.error = Some(unknown_key(key));
+            return;
+        };
         let bounds = window.bounds();
         let record = ResultRecord {
             key,
@@ -181,18 +196,23 @@ impl OutputSink {
     }
 }
 
-impl WindowOutput<String, AnyWindow, f64, JobResult> for OutputSink {
-    fn result(&mut self, key: &String, window: &AnyWindow, result: JobResult, _watermark: i64) {
+/// An id the job's dictionary did not make (a bug: every id comes from it).
+fn unknown_key(id: KeyId) -> std::io::Error {
+    std::io::Error::other(format!("key id {} has no text", id.index()))
+}
+
+impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
+    fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, _watermark: i64) {
         let value = match result {
             JobResult::Number(v) => v,
             // windowctl offers numeric aggregates only (the plan refuses the others).
             JobResult::List(_) | JobResult::Elements(_) => None,
         };
-        self.write(key, window, value, false);
+        self.write(*key, window, value, false);
     }
 
-    fn emptied(&mut self, key: &String, window: &AnyWindow, _watermark: i64) {
-        self.write(key, window, None, true);
+    fn emptied(&mut self, key: &KeyId, window: &AnyWindow, _watermark: i64) {
+        self.write(*key, window, None, true);
     }
 
     fn take_error(&mut self) -> Option<std::io::Error> {
@@ -212,18 +232,16 @@ impl WindowOutput<String, AnyWindow, f64, JobResult> for OutputSink {
         }
     }
 
-    fn late(&mut self, key: String, timestamp: i64, value: f64, watermark: i64) {
+    fn late(&mut self, key: KeyId, timestamp: i64, value: f64, watermark: i64) {
         if self.error.is_some() {
             return;
         }
         if let Some(w) = self.late.as_mut() {
-            let event = Event {
-                timestamp,
-                key,
-                value,
-                line: 0,
+            let Some(text) = self.keys.get(key) else {
+                self.error = Some(unknown_key(key));
+                return;
             };
-            if let Err(e) = w.write_late(&event, watermark) {
+            if let Err(e) = w.write_late_parts(timestamp, text, value, watermark) {
                 self.error = Some(on_output(&self.late_name, e));
             }
         }
@@ -243,9 +261,10 @@ fn job_error(e: RuntimeError) -> anyhow::Error {
 
 /// How an element the window assigner rejected is reported: the field at fault, by its name
 /// in the input, and the element as a CSV line.
-fn rejection_report(plan: &Plan) -> DescribeRejection<String, f64> {
+fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<KeyId, f64> {
     let (time_field, value_field) = (plan.fields.time.clone(), plan.fields.value.clone());
     Box::new(move |r, source, line, timestamp| {
+        let key = keys.text(r.key).unwrap_or_default();
         let value = r.element;
         let field = match r.error {
             ElementError::MissingTimestamp | ElementError::TimestampOutOfRange { .. } => {
@@ -268,7 +287,7 @@ fn rejection_report(plan: &Plan) -> DescribeRejection<String, f64> {
                     format_number(value)
                 ),
             },
-            raw: format!("{timestamp},{},{value}", r.key),
+            raw: format!("{timestamp},{key},{value}"),
             kind: InputErrorKind::InvalidValue,
         }
     })

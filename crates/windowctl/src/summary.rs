@@ -6,6 +6,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use engine::assigners::TimeDomain;
+use engine::io::KeyId;
 use engine::job::{Computation, Strategy};
 use engine::runtime::Runtime;
 
@@ -22,7 +23,7 @@ fn peak_memory_kb() -> Option<u64> {
 /// rows in `elapsed`. Write errors on stderr are ignored: the job's outcome is decided.
 pub(crate) fn summary(
     plan: &Plan,
-    rt: &Runtime<String, f64, Computation<String>>,
+    rt: &Runtime<KeyId, f64, Computation<KeyId>>,
     results: u64,
     elapsed: Duration,
 ) {

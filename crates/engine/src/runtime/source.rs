@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use window_io::{Event, EventReader, InputError, InputErrorKind, Progress};
+use window_io::{
+    Event, EventReader, InputError, InputErrorKind, KeyCache, KeyDictionary, KeyId, Progress,
+};
 
 /// Most events a source hands over at once.
 pub const MAX_BATCH: usize = 1024;
@@ -88,30 +90,40 @@ where
     }
 }
 
-/// A source over one of `window-io`'s readers (CSV or JSON lines from a file, stdin or a socket).
+/// A source over one of `window-io`'s readers (CSV or JSON lines from a file, stdin or a socket),
+/// its keys interned: each event carries a [`KeyId`] of the job's [`KeyDictionary`] instead of
+/// a `String`, so reading allocates nothing per event (a key's text is stored once, when it is
+/// first met; sinks find it again with a [`window_io::KeyTexts`]).
 #[derive(Debug)]
 pub struct ReaderSource {
     reader: EventReader,
+    keys: KeyCache,
     live: bool,
 }
 
 impl ReaderSource {
-    /// Reads `reader`; a `live` source (stdin, a socket) hands over each event as it comes.
-    pub fn new(reader: EventReader, live: bool) -> Self {
-        Self { reader, live }
+    /// Reads `reader`, interning its keys in `dictionary` (shared by every source of a job); a
+    /// `live` source (stdin, a socket) hands over each event as it comes.
+    pub fn new(reader: EventReader, live: bool, dictionary: Arc<KeyDictionary>) -> Self {
+        Self {
+            reader,
+            keys: KeyCache::new(dictionary),
+            live,
+        }
     }
 }
 
-impl Source<String, f64> for ReaderSource {
+impl Source<KeyId, f64> for ReaderSource {
     fn name(&self) -> &str {
         self.reader.source_name()
     }
 
-    fn read_batch(&mut self, batch: &mut Vec<Event>, max: usize) -> Read {
+    fn read_batch(&mut self, batch: &mut Vec<Event<KeyId>>, max: usize) -> Read {
         // A live source must not hold an event back waiting for the next one.
         let max = if self.live { 1 } else { max };
+        let keys = &mut self.keys;
         for _ in 0..max {
-            match self.reader.next() {
+            match self.reader.next_keyed(|key| keys.id(&key)) {
                 None => return Read::End,
                 Some(Ok(e)) => batch.push(e),
                 Some(Err(err)) if err.kind == InputErrorKind::Io => {
