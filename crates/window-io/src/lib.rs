@@ -12,6 +12,7 @@ mod lines;
 mod parse;
 mod policy;
 mod reader;
+mod rows;
 pub mod sink;
 pub mod source;
 

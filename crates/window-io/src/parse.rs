@@ -460,7 +460,6 @@ fn small_integer(text: &str) -> Option<f64> {
         n = n * 10 + i64::from(d - b'0');
     }
     // Exact: n < 10^15 < 2^53.
-    #[expect(clippy::cast_precision_loss, reason = "n < 10^15, exact in an f64")]
     let v = n as f64;
     Some(if negative { -v } else { v })
 }

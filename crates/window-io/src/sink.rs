@@ -3,17 +3,15 @@
 //! outputs are byte-stable and diffable (`6`, not `6.0`).
 
 use std::fmt;
-use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::str::FromStr;
 
 use super::error::OpenError;
 use super::source::Event;
-
-/// Integral values with a magnitude below this (2^53) print as integers.
-const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+use crate::keys::{KeyId, KeyTexts};
+use crate::rows::{encode_str, push_number, Cell, RowWriter};
 
 /// The text format of an output stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -88,9 +86,10 @@ pub fn create_output(target: &str) -> Result<Box<dyn Write + Send>, OpenError> {
 /// shortest round-trip formatting (`2.5`, `0.1`, `NaN`, `inf`), with an exponent
 /// for magnitudes of at least `1e16` or below `1e-6` (`1e300`, `2.5e-9`).
 pub fn format_number(v: f64) -> String {
-    let mut s = String::new();
-    push_number(&mut s, v);
-    s
+    let mut b = Vec::new();
+    push_number(&mut b, v);
+    // The formats write ASCII only.
+    String::from_utf8(b).unwrap_or_default()
 }
 
 /// Formats a list of numbers as `windowctl` prints lists: `[a;b;c]`, each as
@@ -102,30 +101,16 @@ pub fn format_number(v: f64) -> String {
 /// assert_eq!(window_io::format_list(&[]), "[]");
 /// ```
 pub fn format_list(values: &[f64]) -> String {
-    let mut s = String::from("[");
+    let mut b = vec![b'['];
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
-            s.push(';');
+            b.push(b';');
         }
-        push_number(&mut s, *v);
+        push_number(&mut b, *v);
     }
-    s.push(']');
-    s
-}
-
-/// Appends `v` to `out` as [`format_number`] formats it.
-fn push_number(out: &mut String, v: f64) {
-    use std::fmt::Write as _;
-    // Writing into a String cannot fail.
-    if v.fract() == 0.0 && v.abs() < MAX_EXACT_INTEGER {
-        // Exact: the value is an integer of at most 53 bits.
-        let _ = write!(out, "{}", v as i64);
-    } else if v.is_finite() && (v.abs() >= 1e16 || (v != 0.0 && v.abs() < 1e-6)) {
-        // Shortest round-trip with an exponent (`1e300`), not 301 digits.
-        let _ = write!(out, "{v:e}");
-    } else {
-        let _ = write!(out, "{v}");
-    }
+    b.push(b']');
+    // The formats write ASCII only.
+    String::from_utf8(b).unwrap_or_default()
 }
 
 /// One window result.
@@ -153,163 +138,6 @@ pub const KEY_WINDOW_RESULT_COLUMNS: [&str; 5] =
 /// The column names of the late-element output.
 pub const LATE_COLUMNS: [&str; 4] = ["event_time_ms", "key", "value", "watermark"];
 
-/// One output cell.
-#[derive(Clone, Copy)]
-enum Cell<'a> {
-    Str(&'a str),
-    Int(i64),
-    Num(f64),
-    Bool(bool),
-    Null,
-}
-
-impl From<Option<i64>> for Cell<'_> {
-    fn from(v: Option<i64>) -> Self {
-        v.map_or(Cell::Null, Cell::Int)
-    }
-}
-
-impl From<Option<f64>> for Cell<'_> {
-    fn from(v: Option<f64>) -> Self {
-        v.map_or(Cell::Null, Cell::Num)
-    }
-}
-
-/// A CSV or JSON-lines writer of rows with fixed column names.
-enum RowWriter<W: Write> {
-    Csv {
-        writer: Box<csv::Writer<W>>,
-        columns: &'static [&'static str],
-        header_written: bool,
-        /// Reused buffer for formatting numbers: no allocation per cell.
-        scratch: String,
-    },
-    Jsonl {
-        writer: BufWriter<W>,
-        columns: &'static [&'static str],
-        /// Reused buffers for one line and one number: no allocation per row.
-        line: Vec<u8>,
-        scratch: String,
-    },
-}
-
-impl<W: Write> RowWriter<W> {
-    fn new(writer: W, format: OutputFormat, columns: &'static [&'static str]) -> Self {
-        match format {
-            OutputFormat::Csv => RowWriter::Csv {
-                writer: Box::new(
-                    csv::WriterBuilder::new()
-                        .has_headers(false)
-                        .from_writer(writer),
-                ),
-                columns,
-                header_written: false,
-                scratch: String::with_capacity(32),
-            },
-            OutputFormat::Jsonl => RowWriter::Jsonl {
-                writer: BufWriter::new(writer),
-                columns,
-                line: Vec::with_capacity(128),
-                scratch: String::with_capacity(32),
-            },
-        }
-    }
-
-    fn write_header_once(&mut self) -> io::Result<()> {
-        if let RowWriter::Csv {
-            writer,
-            columns,
-            header_written,
-            ..
-        } = self
-        {
-            if !*header_written {
-                writer.write_record(columns.iter())?;
-                *header_written = true;
-            }
-        }
-        Ok(())
-    }
-
-    fn write_row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
-        self.write_header_once()?;
-        match self {
-            RowWriter::Csv {
-                writer, scratch, ..
-            } => {
-                for cell in cells {
-                    match *cell {
-                        Cell::Str(s) => writer.write_field(s)?,
-                        Cell::Int(i) => {
-                            scratch.clear();
-                            // Writing into a String cannot fail.
-                            let _ = write!(scratch, "{i}");
-                            writer.write_field(scratch.as_bytes())?;
-                        }
-                        Cell::Num(v) => {
-                            scratch.clear();
-                            push_number(scratch, v);
-                            writer.write_field(scratch.as_bytes())?;
-                        }
-                        Cell::Bool(b) => writer.write_field(if b { "true" } else { "false" })?,
-                        Cell::Null => writer.write_field("")?,
-                    }
-                }
-                writer.write_record(None::<&[u8]>)?;
-            }
-            RowWriter::Jsonl {
-                writer,
-                columns,
-                line,
-                scratch,
-            } => {
-                line.clear();
-                line.push(b'{');
-                for (i, (name, cell)) in columns.iter().zip(cells.iter().copied()).enumerate() {
-                    if i > 0 {
-                        line.push(b',');
-                    }
-                    serde_json::to_writer(&mut *line, name)?;
-                    line.push(b':');
-                    match cell {
-                        Cell::Str(s) => serde_json::to_writer(&mut *line, s)?,
-                        Cell::Int(i) => write!(line, "{i}")?,
-                        Cell::Bool(b) => line.extend_from_slice(if b { b"true" } else { b"false" }),
-                        // JSON has no NaN or infinity.
-                        Cell::Num(v) if v.is_finite() => {
-                            scratch.clear();
-                            push_number(scratch, v);
-                            line.extend_from_slice(scratch.as_bytes());
-                        }
-                        Cell::Num(_) | Cell::Null => line.extend_from_slice(b"null"),
-                    }
-                }
-                line.extend_from_slice(b"}\n");
-                writer.write_all(line)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.write_header_once()?;
-        match self {
-            RowWriter::Csv { writer, .. } => writer.flush(),
-            RowWriter::Jsonl { writer, .. } => writer.flush(),
-        }
-    }
-
-    fn into_inner(mut self) -> io::Result<W> {
-        self.flush()?;
-        match self {
-            RowWriter::Csv { writer, .. } => writer
-                .into_inner()
-                .map_err(|e| io::Error::new(e.error().kind(), e.error().to_string())),
-            RowWriter::Jsonl { writer, .. } => writer.into_inner().map_err(|e| e.into_error()),
-        }
-    }
-}
-
 /// Writes window results as CSV (header `key,window_start,window_end,result`,
 /// written once, also for an empty output when flushed) or as JSON lines
 /// with those field names. Buffered: call [`ResultWriter::flush`] at the end.
@@ -317,6 +145,9 @@ pub struct ResultWriter<W: Write = Box<dyn Write + Send>> {
     rows: RowWriter<W>,
     written: u64,
     empty_column: bool,
+    /// Each interned key in the output's form (quoted, escaped), by id, made at its first
+    /// result: a result row copies it instead of quoting the key again.
+    encoded_keys: Vec<Option<Box<[u8]>>>,
 }
 
 impl<W: Write> fmt::Debug for ResultWriter<W> {
@@ -334,6 +165,7 @@ impl<W: Write> ResultWriter<W> {
             rows: RowWriter::new(writer, format, &RESULT_COLUMNS),
             written: 0,
             empty_column: false,
+            encoded_keys: Vec::new(),
         }
     }
 
@@ -344,6 +176,7 @@ impl<W: Write> ResultWriter<W> {
             rows: RowWriter::new(writer, format, &KEY_WINDOW_RESULT_COLUMNS),
             written: 0,
             empty_column: true,
+            encoded_keys: Vec::new(),
         }
     }
 
@@ -359,6 +192,47 @@ impl<W: Write> ResultWriter<W> {
             r.window_start.into(),
             r.window_end.into(),
             r.result.into(),
+            Cell::Bool(empty),
+        ];
+        let n = if self.empty_column { 5 } else { 4 };
+        self.rows.write_row(&cells[..n])?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Writes one result of an interned key: as [`ResultWriter::write_key_window_result`]
+    /// with the key's text from `keys`, quoted or escaped once per key, not once per row.
+    ///
+    /// # Errors
+    ///
+    /// Fails if the underlying writer fails, or if `keys` has no text for `key` (an id of
+    /// another dictionary); nothing is written then.
+    pub fn write_interned(
+        &mut self,
+        keys: &mut KeyTexts,
+        key: KeyId,
+        window: Option<(i64, i64)>,
+        result: Option<f64>,
+        empty: bool,
+    ) -> io::Result<()> {
+        let index = key.index();
+        if self.encoded_keys.get(index).is_none_or(Option::is_none) {
+            let text = keys.get(key).ok_or_else(|| {
+                io::Error::other(format!("key id {index} is not in the key dictionary"))
+            })?;
+            let mut encoded = Vec::with_capacity(text.len() + 2);
+            encode_str(self.rows.format(), text, &mut encoded);
+            if self.encoded_keys.len() <= index {
+                self.encoded_keys.resize(index + 1, None);
+            }
+            self.encoded_keys[index] = Some(encoded.into_boxed_slice());
+        }
+        let encoded = self.encoded_keys[index].as_deref().unwrap_or_default();
+        let cells = [
+            Cell::Encoded(encoded),
+            window.map(|w| w.0).into(),
+            window.map(|w| w.1).into(),
+            result.into(),
             Cell::Bool(empty),
         ];
         let n = if self.empty_column { 5 } else { 4 };

@@ -11,7 +11,7 @@ use engine::core::{AnyWindow, ElementError, Window, WindowOutput};
 use engine::io::{
     create_output, format_number, open_source, DeadLetterWriter, ErrorPolicy, InputError,
     InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts, LateWriter, OutputFormat,
-    ResultRecord, ResultWriter,
+    ResultWriter,
 };
 use engine::job::{Computation, JobResult};
 use engine::runtime::{
@@ -179,18 +179,10 @@ impl OutputSink {
         if self.error.is_some() {
             return;
         }
-        let Some(key) = self.keys.get(key) else {
-            self.error = Some(unknown_key(key));
-            return;
-        };
-        let bounds = window.bounds();
-        let record = ResultRecord {
-            key,
-            window_start: bounds.map(|w| w.0),
-            window_end: bounds.map(|w| w.1),
-            result: value,
-        };
-        if let Err(e) = self.results.write_key_window_result(&record, empty) {
+        let written =
+            self.results
+                .write_interned(&mut self.keys, key, window.bounds(), value, empty);
+        if let Err(e) = written {
             self.error = Some(on_output(&self.results_name, e));
         }
     }

@@ -1,0 +1,319 @@
+//! Rows of fixed columns as CSV or JSON lines, built in one reused buffer: integers formatted by
+//! `itoa`, other numbers by the standard library, text quoted by the csv crate's rule
+//! (`csv_core`) or escaped by `serde_json`.
+//! The buffer goes to the writer when it holds [`FLUSH_AT`] bytes, and on flush.
+//!
+//! The number format is the one of [`crate::format_number`]: an integral value below 2^53 as an
+//! integer (`6`, not `6.0`), any other value as its shortest round-trip decimal, with an
+//! exponent at or above 1e16 and below 1e-6.
+
+use std::io::{self, Write};
+
+use crate::sink::OutputFormat;
+
+/// Integral values with a magnitude below this (2^53) print as integers.
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// Bytes gathered before they are handed to the writer.
+pub(crate) const FLUSH_AT: usize = 64 * 1024;
+
+/// One output cell.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Cell<'a> {
+    /// Text, quoted or escaped as the format needs.
+    Str(&'a str),
+    /// Text already in the format's form (see [`encode_str`]).
+    Encoded(&'a [u8]),
+    Int(i64),
+    Num(f64),
+    Bool(bool),
+    Null,
+}
+
+impl From<Option<i64>> for Cell<'_> {
+    fn from(v: Option<i64>) -> Self {
+        v.map_or(Cell::Null, Cell::Int)
+    }
+}
+
+impl From<Option<f64>> for Cell<'_> {
+    fn from(v: Option<f64>) -> Self {
+        v.map_or(Cell::Null, Cell::Num)
+    }
+}
+
+/// Appends `v` as [`crate::format_number`] formats it: integers by `itoa`, the rest by the
+/// standard library. (`ryu` is not used: where the shortest decimal has two candidates at the
+/// same distance it picks the other one, `765806926036679.2` for the `f64` whose standard form
+/// is `765806926036679.3`, and outputs must stay byte-identical.)
+pub(crate) fn push_number(out: &mut Vec<u8>, v: f64) {
+    if v.fract() == 0.0 && v.abs() < MAX_EXACT_INTEGER {
+        // Exact: the value is an integer of at most 53 bits (and -0.0 is 0).
+        let i = v as i64;
+        out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+    } else if v.is_finite() && (v.abs() >= 1e16 || (v != 0.0 && v.abs() < 1e-6)) {
+        // Shortest round-trip with an exponent (`1e300`), not 301 digits.
+        let _ = write!(out, "{v:e}");
+    } else {
+        let _ = write!(out, "{v}");
+    }
+}
+
+/// Appends `s` in the form of `format`: for CSV quoted where the csv crate quotes it (a quote,
+/// comma, CR or LF inside), quotes doubled; for JSON a JSON string.
+pub(crate) fn encode_str(format: OutputFormat, s: &str, out: &mut Vec<u8>) {
+    match format {
+        OutputFormat::Csv => {
+            let bytes = s.as_bytes();
+            if !csv_core::Writer::new().should_quote(bytes) {
+                out.extend_from_slice(bytes);
+                return;
+            }
+            out.push(b'"');
+            let mut input = bytes;
+            while !input.is_empty() {
+                // Room for every byte doubled: one pass.
+                let start = out.len();
+                out.resize(start + 2 * input.len(), 0);
+                let (_, read, written) =
+                    csv_core::quote(input, &mut out[start..], b'"', b'\\', true);
+                out.truncate(start + written);
+                input = &input[read..];
+            }
+            out.push(b'"');
+        }
+        OutputFormat::Jsonl => {
+            // Writing a str into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *out, s);
+        }
+    }
+}
+
+/// A CSV or JSON-lines writer of rows with fixed column names.
+pub(crate) struct RowWriter<W: Write> {
+    /// `None` only after [`RowWriter::into_inner`].
+    writer: Option<W>,
+    format: OutputFormat,
+    columns: &'static [&'static str],
+    header_written: bool,
+    /// Rows not yet handed to the writer.
+    buf: Vec<u8>,
+    /// The JSON member names, `"key":` ..., encoded once.
+    json_names: Vec<Vec<u8>>,
+}
+
+impl<W: Write> RowWriter<W> {
+    pub(crate) fn new(writer: W, format: OutputFormat, columns: &'static [&'static str]) -> Self {
+        let json_names = columns
+            .iter()
+            .map(|name| {
+                let mut b = Vec::new();
+                encode_str(OutputFormat::Jsonl, name, &mut b);
+                b.push(b':');
+                b
+            })
+            .collect();
+        Self {
+            writer: Some(writer),
+            format,
+            columns,
+            header_written: false,
+            buf: Vec::with_capacity(FLUSH_AT + 1024),
+            json_names,
+        }
+    }
+
+    pub(crate) fn format(&self) -> OutputFormat {
+        self.format
+    }
+
+    fn write_header_once(&mut self) {
+        if self.format == OutputFormat::Csv && !self.header_written {
+            for (i, name) in self.columns.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                encode_str(OutputFormat::Csv, name, &mut self.buf);
+            }
+            self.buf.push(b'\n');
+        }
+        self.header_written = true;
+    }
+
+    pub(crate) fn write_row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
+        self.write_header_once();
+        let buf = &mut self.buf;
+        match self.format {
+            OutputFormat::Csv => {
+                for (i, cell) in cells.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    match *cell {
+                        Cell::Str(s) => encode_str(OutputFormat::Csv, s, buf),
+                        Cell::Encoded(b) => buf.extend_from_slice(b),
+                        Cell::Int(i) => {
+                            buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
+                        }
+                        Cell::Num(v) => push_number(buf, v),
+                        Cell::Bool(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
+                        Cell::Null => {}
+                    }
+                }
+                buf.push(b'\n');
+            }
+            OutputFormat::Jsonl => {
+                buf.push(b'{');
+                for (i, (name, cell)) in self.json_names.iter().zip(cells).enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    buf.extend_from_slice(name);
+                    match *cell {
+                        Cell::Str(s) => encode_str(OutputFormat::Jsonl, s, buf),
+                        Cell::Encoded(b) => buf.extend_from_slice(b),
+                        Cell::Int(i) => {
+                            buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
+                        }
+                        Cell::Bool(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
+                        // JSON has no NaN or infinity.
+                        Cell::Num(v) if v.is_finite() => push_number(buf, v),
+                        Cell::Num(_) | Cell::Null => buf.extend_from_slice(b"null"),
+                    }
+                }
+                buf.extend_from_slice(b"}\n");
+            }
+        }
+        if self.buf.len() >= FLUSH_AT {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the gathered rows to the writer.
+    fn hand_over(&mut self) -> io::Result<()> {
+        if let Some(w) = self.writer.as_mut() {
+            if !self.buf.is_empty() {
+                // On failure the rows stay gathered: nothing is lost, the error is reported.
+                w.write_all(&self.buf)?;
+                self.buf.clear();
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.write_header_once();
+        self.hand_over()?;
+        match self.writer.as_mut() {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn into_inner(mut self) -> io::Result<W> {
+        self.flush()?;
+        self.writer
+            .take()
+            .ok_or_else(|| io::Error::other("the writer was taken"))
+    }
+}
+
+impl<W: Write> Drop for RowWriter<W> {
+    /// Hands over what was gathered, as a `BufWriter` does when dropped (errors are ignored
+    /// here; call `flush` to see them).
+    fn drop(&mut self) {
+        let _ = self.hand_over();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn number(v: f64) -> String {
+        let mut b = Vec::new();
+        push_number(&mut b, v);
+        String::from_utf8(b).unwrap()
+    }
+
+    /// The standard library's formatting, the rule before itoa and ryu.
+    fn reference(v: f64) -> String {
+        if v.fract() == 0.0 && v.abs() < MAX_EXACT_INTEGER {
+            format!("{}", v as i64)
+        } else if v.is_finite() && (v.abs() >= 1e16 || (v != 0.0 && v.abs() < 1e-6)) {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        }
+    }
+
+    #[test]
+    fn itoa_writes_what_the_standard_library_writes() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let edges = [
+            0.0,
+            -0.0,
+            1e-5,
+            -1e-5,
+            9.99e-6,
+            1e-6,
+            1e16,
+            9.999_999_999_999_998e15,
+            0.1,
+            0.3,
+            2.5,
+            -2.5,
+            1e15 + 0.5,
+            4_503_599_627_370_495.5,
+            9_007_199_254_740_993.0,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for v in edges {
+            assert_eq!(number(v), reference(v), "{v:e}");
+        }
+        for _ in 0..300_000 {
+            let bits = next();
+            // Any bit pattern, and values of every decade from 1e-8 to 1e17, and sums and
+            // means of small integers.
+            let decade = (next() % 26) as i32 - 8;
+            let scaled = (bits >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi(decade);
+            let mean = (next() % 100_000) as f64 / ((next() % 97) + 1) as f64;
+            for v in [f64::from_bits(bits), scaled, -scaled, mean] {
+                assert_eq!(number(v), reference(v), "{v:e} ({:#x})", v.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn text_is_quoted_as_the_csv_crate_quotes_it() {
+        for s in [
+            "a",
+            "",
+            "a,b",
+            "say \"hi\"",
+            "line\nbreak",
+            "cr\r",
+            "é ü",
+            " padded ",
+        ] {
+            let mut ours = Vec::new();
+            encode_str(OutputFormat::Csv, s, &mut ours);
+            let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+            w.write_record([s, "x"]).unwrap();
+            let theirs = w.into_inner().unwrap();
+            let theirs = &theirs[..theirs.len() - 3]; // without ",x\n"
+            assert_eq!(ours, theirs, "{s:?}");
+        }
+    }
+}
