@@ -1,6 +1,7 @@
 //! Benchmarks of the windowing engine: deterministic workloads, the sliding-window strategies
 //! behind one interface, and the table that `cargo xtask bench` prints.
 //!
+//! - [`e2e`]: the end-to-end table's inputs and its bare parse-and-count program;
 //! - [`keyed`]: keyed events with uniform or Zipf keys (1k, 100k, 1M keys);
 //! - [`flights`]: the bundled NYC flights 2013 data replayed time-compressed;
 //! - [`flink`]: the workload real Flink was measured on (`docs/flink-baseline.md`, copied from the shared folder);
@@ -13,6 +14,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod e2e;
 pub mod flights;
 pub mod flink;
 pub mod keyed;

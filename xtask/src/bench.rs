@@ -1,13 +1,20 @@
-//! `cargo xtask bench [--quick] [--features F] [--table-only] [FILTER]`: runs the criterion
-//! benches of the `benches` crate, then its `table` bench, which prints one table (workload,
-//! strategy, events, events/s, fraction of the hash-map baseline, windows created, results
-//! emitted, peak state memory, bytes/key); saves that table as JSON under `target/bench/` with
-//! the host, the git revision, a timestamp and the criterion estimates of this run.
+//! `cargo xtask bench [--quick] [--features F] [--table-only] [--e2e-only] [--rounds N] [FILTER]`:
+//! runs the criterion benches of the `benches` crate, then its `table` bench, which prints one
+//! table (workload, strategy, events, events/s, fraction of the hash-map baseline, windows
+//! created, results emitted, peak state memory, bytes/key), then the end-to-end table ([`e2e`]:
+//! `windowctl run` over files beside a bare parse-and-count program over the same files); saves
+//! both tables as JSON under `target/bench/` with the host, the git revision, a timestamp and
+//! the criterion estimates of this run.
 //!
 //! `--quick` shortens everything for CI-style smoke runs (criterion: 0.3 s warm-up, 0.5 s
 //! measurement, no plots, `BENCH_QUICK=1` for smaller inputs; table: every row on small
-//! streams). `FILTER` goes to both: a criterion name regex and a substring of the table's
-//! `workload strategy`. `--features` is passed to cargo.
+//! streams; end-to-end: 200k-event files, 2 rounds). `FILTER` goes to all three: a criterion
+//! name regex, a substring of the table's `workload strategy`, a substring of an end-to-end
+//! job's name (case-insensitive). `--table-only` and `--e2e-only` run only that table (both:
+//! both tables, no criterion); `--rounds N` sets the end-to-end rounds. `--features` is passed
+//! to cargo bench.
+
+mod e2e;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,8 +29,41 @@ use serde_json::{json, Value};
 struct Options {
     quick: bool,
     table_only: bool,
+    e2e_only: bool,
+    rounds: Option<usize>,
     features: Option<String>,
     filter: Option<String>,
+}
+
+impl Options {
+    /// The criterion benches run unless one table alone is asked for.
+    fn criterion(&self) -> bool {
+        !self.table_only && !self.e2e_only
+    }
+
+    /// The in-memory table runs unless only the end-to-end one is asked for.
+    fn table(&self) -> bool {
+        self.table_only || !self.e2e_only
+    }
+
+    /// The end-to-end table runs unless only the in-memory one is asked for.
+    fn e2e(&self) -> bool {
+        self.e2e_only || !self.table_only
+    }
+
+    /// The end-to-end table's settings: file size and rounds from `--quick` and `--rounds`.
+    fn e2e_settings(&self) -> e2e::Settings {
+        let (events, rounds) = if self.quick {
+            (e2e::QUICK_EVENTS, e2e::QUICK_ROUNDS)
+        } else {
+            (e2e::FULL_EVENTS, e2e::FULL_ROUNDS)
+        };
+        e2e::Settings {
+            events,
+            rounds: self.rounds.unwrap_or(rounds),
+            filter: self.filter.clone(),
+        }
+    }
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -33,6 +73,12 @@ fn parse(args: &[String]) -> Result<Options> {
         match a.as_str() {
             "--quick" => o.quick = true,
             "--table-only" => o.table_only = true,
+            "--e2e-only" => o.e2e_only = true,
+            "--rounds" => {
+                let n = it.next().context("--rounds needs a value")?;
+                o.rounds = Some(rounds(n)?);
+            }
+            s if s.starts_with("--rounds=") => o.rounds = Some(rounds(&s["--rounds=".len()..])?),
             "--features" => {
                 o.features = Some(it.next().context("--features needs a value")?.clone());
             }
@@ -45,6 +91,14 @@ fn parse(args: &[String]) -> Result<Options> {
         }
     }
     Ok(o)
+}
+
+/// A `--rounds` value: a whole number of at least 1.
+fn rounds(text: &str) -> Result<usize> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => bail!("--rounds needs a whole number of at least 1, got {text}"),
+    }
 }
 
 /// The `[[bench]]` target names in a Cargo manifest, in order.
@@ -187,7 +241,8 @@ fn criterion_results(dir: &Path, since: SystemTime) -> Vec<Value> {
     out.into_values().collect()
 }
 
-/// Runs the criterion benches and the table, and saves the JSON record.
+/// Runs the criterion benches, the table and the end-to-end table (those the options ask
+/// for), and saves the JSON record.
 ///
 /// # Errors
 /// Cargo could not be started, a benchmark failed, or the record could not be written.
@@ -201,53 +256,105 @@ pub fn run_cli(args: &[String]) -> Result<()> {
     let out_dir = target.join("bench");
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
 
-    let mut build = cargo_bench(&root, &o);
-    build.arg("--no-run");
-    run(build, "building the benches")?;
-    let built = started.elapsed().as_secs_f64();
-    run_criterion(&root, &o)?;
-    let criterion_done = started.elapsed().as_secs_f64();
-    let table = run_table(&root, &o, &out_dir)?;
+    // Seconds since the last lap.
+    let lap = |last: &mut f64| {
+        let now = started.elapsed().as_secs_f64();
+        let seconds = now - *last;
+        *last = now;
+        seconds
+    };
+    let mut mark = 0.0;
+    let (mut built, mut criterion, mut table_s, mut e2e_s) = (0.0, 0.0, 0.0, 0.0);
+    let mut table = Value::Null;
+    if o.criterion() || o.table() {
+        let mut build = cargo_bench(&root, &o);
+        build.arg("--no-run");
+        run(build, "building the benches")?;
+        built = lap(&mut mark);
+        run_criterion(&root, &o)?;
+        criterion = lap(&mut mark);
+    }
+    if o.table() {
+        table = run_table(&root, &o, &out_dir)?;
+        table_s = lap(&mut mark);
+    }
+    let e2e = if o.e2e() {
+        let rows = e2e::run(&root, &out_dir, &o.e2e_settings())?;
+        e2e_s = lap(&mut mark);
+        rows
+    } else {
+        Value::Null
+    };
+    let wall = json!({
+        "build": built,
+        "criterion": criterion,
+        "table": table_s,
+        "e2e": e2e_s,
+        "total": started.elapsed().as_secs_f64(),
+    });
+    let record = Record {
+        args,
+        o: &o,
+        started_at,
+        wall,
+        criterion: criterion_results(&target.join("criterion"), started_at),
+        table,
+        e2e,
+    };
+    save(&root, &out_dir, record)
+}
 
-    let unix = started_at
+/// What one run of `cargo xtask bench` measured, to be saved.
+struct Record<'a> {
+    args: &'a [String],
+    o: &'a Options,
+    started_at: SystemTime,
+    wall: Value,
+    criterion: Vec<Value>,
+    table: Value,
+    e2e: Value,
+}
+
+/// Saves the record as `bench-<timestamp>.json` and `latest.json` in `out_dir`.
+fn save(root: &Path, out_dir: &Path, r: Record<'_>) -> Result<()> {
+    let unix = r
+        .started_at
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let timestamp = utc(unix);
-    let git_revision = command_output("git", &["rev-parse", "HEAD"], &root);
-    let git_dirty = command_output("git", &["status", "--porcelain"], &root).map(|s| !s.is_empty());
-    let total = started.elapsed().as_secs_f64();
+    let git_revision = command_output("git", &["rev-parse", "HEAD"], root);
+    let git_dirty = command_output("git", &["status", "--porcelain"], root).map(|s| !s.is_empty());
     let record = json!({
         "timestamp": timestamp,
         "unix_time": unix,
         "git_revision": git_revision,
         "git_dirty": git_dirty,
         "host": host(),
-        "arguments": args,
-        "mode": if o.quick { "quick" } else { "full" },
-        "filter": o.filter,
-        "features": o.features,
-        "wall_seconds": {
-            "build": built,
-            "criterion": criterion_done - built,
-            "table": total - criterion_done,
-            "total": total,
-        },
-        "criterion": criterion_results(&target.join("criterion"), started_at),
-        "table": table,
+        "arguments": r.args,
+        "mode": if r.o.quick { "quick" } else { "full" },
+        "filter": r.o.filter,
+        "features": r.o.features,
+        "wall_seconds": r.wall,
+        "criterion": r.criterion,
+        "table": r.table,
+        "e2e": r.e2e,
     });
     let text = serde_json::to_string_pretty(&record)?;
     let name = format!("bench-{}.json", timestamp.replace([':', '-'], ""));
     let path = out_dir.join(&name);
     std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     std::fs::write(out_dir.join("latest.json"), &text).context("writing latest.json")?;
+    let w = |k: &str| r.wall[k].as_f64().unwrap_or(0.0);
     println!(
-        "saved {} (and latest.json); git {}; {:.0} s in all (build {built:.0} s, criterion {:.0} s, \
-         table {:.0} s)",
+        "saved {} (and latest.json); git {}; {:.0} s in all (build {:.0} s, criterion {:.0} s, \
+         table {:.0} s, end-to-end {:.0} s)",
         path.display(),
         git_revision.as_deref().unwrap_or("unknown"),
-        total,
-        criterion_done - built,
-        total - criterion_done
+        w("total"),
+        w("build"),
+        w("criterion"),
+        w("table"),
+        w("e2e")
     );
     Ok(())
 }
@@ -260,7 +367,7 @@ fn run_criterion(root: &Path, o: &Options) -> Result<()> {
         .into_iter()
         .filter(|n| n != "table")
         .collect();
-    if o.table_only || criterion_benches.is_empty() {
+    if !o.criterion() || criterion_benches.is_empty() {
         return Ok(());
     }
     let mut cmd = cargo_bench(root, o);
@@ -341,12 +448,46 @@ mod tests {
             a(&["--quick", "100k zipf", "--features=sliced"]).unwrap(),
             Options {
                 quick: true,
-                table_only: false,
                 features: Some("sliced".to_owned()),
                 filter: Some("100k zipf".to_owned()),
+                ..Options::default()
             }
         );
         assert!(a(&["a", "b"]).is_err());
         assert!(a(&["--fast"]).is_err());
+    }
+
+    #[test]
+    fn e2e_options_parse() {
+        let a = |s: &[&str]| parse(&s.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>());
+        let all = a(&[]).unwrap();
+        assert!(all.criterion() && all.table() && all.e2e());
+        assert_eq!(
+            all.e2e_settings(),
+            e2e::Settings {
+                events: 1_000_000,
+                rounds: 5,
+                filter: None
+            }
+        );
+
+        let only = a(&["--e2e-only", "--quick"]).unwrap();
+        assert!(!only.criterion() && !only.table() && only.e2e());
+        assert_eq!(
+            (only.e2e_settings().events, only.e2e_settings().rounds),
+            (200_000, 2)
+        );
+        let table = a(&["--table-only"]).unwrap();
+        assert!(!table.criterion() && table.table() && !table.e2e());
+        let both = a(&["--table-only", "--e2e-only"]).unwrap();
+        assert!(!both.criterion() && both.table() && both.e2e());
+
+        let rounds = a(&["--e2e-only", "--rounds", "3", "zipf"]).unwrap();
+        assert_eq!(rounds.rounds, Some(3));
+        assert_eq!(rounds.e2e_settings().filter.as_deref(), Some("zipf"));
+        assert_eq!(a(&["--rounds=7"]).unwrap().e2e_settings().rounds, 7);
+        assert!(a(&["--rounds", "0"]).is_err());
+        assert!(a(&["--rounds"]).is_err());
+        assert!(a(&["--rounds=x"]).is_err());
     }
 }

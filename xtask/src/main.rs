@@ -9,7 +9,11 @@ cargo xtask <command>
 commands:
   conformance [DIR|FILE ...]  run Flink/Spark conformance cases (default: tests/conformance/*);
                               prints PASS/FAIL per case and 'N passed, M failed'
-  bench [--quick] [FILTER]    run the criterion benchmarks in benches/ and print events per second
+  bench [--quick] [FILTER]    run the criterion benchmarks in benches/, the in-memory table (events per
+                              second per workload and strategy) and the end-to-end table (windowctl run
+                              on files beside a bare parse-and-count program); saves JSON in target/bench/
+        [--table-only] [--e2e-only] [--rounds N]
+                              only the in-memory or the end-to-end table; end-to-end rounds (5, --quick 2)
   compare-strategies [INPUT] [WINDOW]
                               windowctl with each --strategy (native, keywindow, sliced, sliced:changes) on the flights data
                               (by tail number, sliding:1h:1min): time, windows, results, memory
