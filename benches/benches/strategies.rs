@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use benches::keyed::{KeyDistribution, KeyedStream};
-use benches::strategy::{run_workload, SlidingSpec, Tally};
+use benches::strategy::{run_workload, SlidingSpec, Tally, PER_ELEMENT};
 use benches::GeneratedEvent;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
@@ -46,6 +46,7 @@ fn strategies(c: &mut Criterion) {
             slide: 60_000 / ratio,
             aggregate: NumericAggregate::Sum,
             out_of_orderness: 0,
+            watermark_every: PER_ELEMENT,
         };
         for kind in Strategy::ALL {
             let used = if kind == Strategy::Native {

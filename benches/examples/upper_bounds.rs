@@ -28,7 +28,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use benches::keyed::{KeyDistribution, KeyedStream};
-use benches::strategy::{run_workload, SlidingSpec, Tally};
+use benches::strategy::{run_workload, SlidingSpec, Tally, PER_ELEMENT};
 use benches::table::{hash_map_count, KEYED_WINDOW_MS};
 use benches::GeneratedEvent;
 use engine::core::{NumericAggregate, TimeWindow, Timestamp, WindowComputation, WindowOutput};
@@ -568,6 +568,7 @@ fn main() {
             slide: KEYED_WINDOW_MS / r,
             aggregate: NumericAggregate::Sum,
             out_of_orderness: 0,
+            watermark_every: PER_ELEMENT,
         };
         let grid = Grid {
             slide: spec.slide,
@@ -658,6 +659,7 @@ mod tests {
                 slide: 1_200 / r,
                 aggregate: NumericAggregate::Sum,
                 out_of_orderness: 0,
+                watermark_every: PER_ELEMENT,
             };
             let grid = Grid {
                 slide: spec.slide,

@@ -521,7 +521,7 @@ mod tests {
 
     #[test]
     fn hot_items_from_changes_match_hot_items_from_every_window() {
-        use crate::strategy::{run_workload, SlidingSpec};
+        use crate::strategy::{run_workload, SlidingSpec, PER_ELEMENT};
         use engine::job::Strategy;
         let input = bids(&generate(60_000, 2), BidKey::Auction);
         let spec = SlidingSpec {
@@ -529,6 +529,7 @@ mod tests {
             slide: Q5_SLIDE_MS,
             aggregate: NumericAggregate::Count,
             out_of_orderness: WATERMARK_DELAY_MS,
+            watermark_every: PER_ELEMENT,
         };
         let run = |every: bool| {
             let mut hot = HotItems::new(if every {

@@ -4,8 +4,9 @@
 //! `windowctl run --strategy ...` runs) through the one interface, [`WindowComputation`], by its
 //! concrete type ([`engine::job::build_with`]: no virtual call per element, as a benchmark of the
 //! strategy itself should have): keyed events `(key, value, time)` in arrival order, a
-//! bounded-out-of-orderness watermark after each element, results to a [`BenchSink`]. The
-//! strategies ([`Strategy::ALL`]):
+//! bounded-out-of-orderness watermark after each element or after each input batch
+//! ([`SlidingSpec::watermark_every`]), results to a [`BenchSink`]. The strategies
+//! ([`Strategy::ALL`]):
 //!
 //! - `native`: Flink's `WindowOperator` with sliding windows and the event-time trigger: one
 //!   state, trigger timer and cleanup timer per (key, window); emits every non-empty window.
@@ -108,7 +109,19 @@ pub struct SlidingSpec {
     pub aggregate: NumericAggregate,
     /// Bounded out-of-orderness of the watermark in ms (watermark = max time - delay - 1).
     pub out_of_orderness: i64,
+    /// Events between two watermarks: [`PER_ELEMENT`] (a watermark after every element, what
+    /// `windowctl --watermark-interval 0` does) or [`PER_BATCH`] (after every input batch, as the
+    /// runtime reads files; Flink emits periodically, every 200 ms of processing time by
+    /// default, which at millions of events per second is far more than a batch).
+    pub watermark_every: usize,
 }
+
+/// [`SlidingSpec::watermark_every`]: a watermark after every element.
+pub const PER_ELEMENT: usize = 1;
+
+/// [`SlidingSpec::watermark_every`]: a watermark after every input batch, the runtime's batch of
+/// events read from a file (`engine::runtime::MAX_BATCH`).
+pub const PER_BATCH: usize = engine::runtime::MAX_BATCH;
 
 /// Counters every strategy reports after a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,7 +134,8 @@ pub struct Counters {
 }
 
 /// Runs `strategy` computing `spec` over `events` (time, key, value) into `sink`, with a
-/// watermark after each element and the final `i64::MAX` watermark at the end.
+/// watermark after every `spec.watermark_every` elements and the final `i64::MAX` watermark at
+/// the end.
 ///
 /// # Errors
 /// Invalid window parameters.
@@ -141,6 +155,7 @@ pub fn run_workload<S: BenchSink>(
     let run = Run {
         events,
         delay: spec.out_of_orderness,
+        every: spec.watermark_every.max(1),
         sink,
     };
     build_with(&job, run).map_err(|e| e.to_string())
@@ -150,6 +165,8 @@ pub fn run_workload<S: BenchSink>(
 struct Run<'a, S> {
     events: &'a [(Timestamp, u32, f64)],
     delay: i64,
+    /// Events per watermark.
+    every: usize,
     sink: &'a mut S,
 }
 
@@ -164,10 +181,12 @@ impl<S: BenchSink> Visitor<u32, f64, AnyWindow, JobResult> for Run<'_, S> {
     {
         let out = self.sink.as_output::<C::Window, C::Output>();
         let mut watermark = BoundedOutOfOrderness::new(self.delay);
-        for &(time, key, value) in self.events {
-            let r = op.process_element(key, value, time, out);
-            debug_assert!(r.is_ok(), "{r:?}");
-            watermark.on_event(time);
+        for batch in self.events.chunks(self.every) {
+            for &(time, key, value) in batch {
+                let r = op.process_element(key, value, time, out);
+                debug_assert!(r.is_ok(), "{r:?}");
+                watermark.on_event(time);
+            }
             op.process_watermark(watermark.current(), out);
         }
         op.process_watermark(i64::MAX, out);
@@ -244,6 +263,32 @@ mod tests {
     }
 
     #[test]
+    fn a_watermark_per_batch_gives_the_results_of_a_watermark_per_element() {
+        // In time order nothing is late either way: the same (key, window, value) rows, only
+        // fired later, for every strategy (those that emit changes too: every window end is
+        // still reached in order).
+        let mut events = out_of_order_stream();
+        events.sort_by_key(|x| x.0);
+        for strategy in Strategy::ALL {
+            let spec = |every| SlidingSpec {
+                size: 30,
+                slide: 10,
+                aggregate: NumericAggregate::Sum,
+                out_of_orderness: 0,
+                watermark_every: every,
+            };
+            let sorted = |mut v: Vec<(u32, TimeWindow, Option<f64>)>| {
+                v.sort_by_key(|x| (x.0, x.1, x.2.map(f64::to_bits)));
+                v
+            };
+            let per_element = sorted(run(strategy, &spec(PER_ELEMENT), &events));
+            let per_batch = sorted(run(strategy, &spec(PER_BATCH), &events));
+            assert!(!per_element.is_empty());
+            assert_eq!(per_element, per_batch, "{strategy:?}");
+        }
+    }
+
+    #[test]
     fn native_and_keywindow_agree_on_the_last_value_per_key_and_window_end() {
         // Key windows emit where native results change: replaying both into "latest value per
         // key" stores gives the same store after every window end (docs/keywindow.md, Output).
@@ -252,6 +297,7 @@ mod tests {
             slide: 10,
             aggregate: NumericAggregate::Max,
             out_of_orderness: 0,
+            watermark_every: PER_ELEMENT,
         };
         let events: Vec<_> = {
             let mut e = out_of_order_stream();

@@ -12,7 +12,7 @@ use crate::flights::{self, FlightsKey};
 use crate::flink::{self, flink_events, flink_expected};
 use crate::keyed::{KeyDistribution, KeyedStream};
 use crate::nexmark::{self, BidKey, HotItems};
-use crate::strategy::{run_workload, BenchSink, Emits, SlidingSpec, Tally};
+use crate::strategy::{run_workload, BenchSink, Emits, SlidingSpec, Tally, PER_BATCH, PER_ELEMENT};
 use crate::GeneratedEvent;
 
 /// Runs a sliding strategy over `events` into `sink`.
@@ -142,20 +142,28 @@ fn keyed_groups(plan: &Plan, groups: &mut Vec<Group>) {
             };
             let label = format!("keyed {} {}", key_label(keys), distribution.label());
             let mut jobs = Vec::new();
-            for aggregate in [NumericAggregate::Sum, NumericAggregate::Max] {
+            // The sum with a watermark per element and per input batch (`wm/batch`), the max
+            // per element.
+            for (aggregate, every) in [
+                (NumericAggregate::Sum, PER_ELEMENT),
+                (NumericAggregate::Sum, PER_BATCH),
+                (NumericAggregate::Max, PER_ELEMENT),
+            ] {
                 for &r in &plan.ratios {
                     jobs.push(Job::Sliding {
                         name: format!(
-                            "sliding {} {} {} r={r}",
+                            "sliding {} {} {} r={r}{}",
                             agg_name(aggregate),
                             key_label(keys),
-                            distribution.label()
+                            distribution.label(),
+                            if every == PER_BATCH { " wm/batch" } else { "" }
                         ),
                         spec: SlidingSpec {
                             size: KEYED_WINDOW_MS,
                             slide: KEYED_WINDOW_MS / r,
                             aggregate,
                             out_of_orderness: 0,
+                            watermark_every: every,
                         },
                         flink: false,
                     });
@@ -166,7 +174,8 @@ fn keyed_groups(plan: &Plan, groups: &mut Vec<Group>) {
                 label,
                 note: format!(
                     "{keys} keys, {}, 1 event per ms in time order, values 0..1000, seed {:#x}; \
-                     windows 60 s sliding every 60 s / r; watermark = max time - 1",
+                     windows 60 s sliding every 60 s / r; watermark = max time - 1, after every \
+                     element, or after every batch of 1024 (wm/batch)",
                     distribution.label(),
                     stream.seed
                 ),
@@ -200,6 +209,7 @@ fn flights_groups(plan: &Plan, groups: &mut Vec<Group>) {
                     slide: flights::WINDOW_SLIDE_MS,
                     aggregate: NumericAggregate::Mean,
                     out_of_orderness: flights::WATERMARK_DELAY_MS,
+                    watermark_every: PER_ELEMENT,
                 },
                 flink: false,
             }],
@@ -223,6 +233,7 @@ fn flink_groups(plan: &Plan, groups: &mut Vec<Group>) {
                 slide: flink::FLINK_SLIDE_MS,
                 aggregate: NumericAggregate::Sum,
                 out_of_orderness: 0,
+                watermark_every: PER_ELEMENT,
             },
             flink: true,
         }],
@@ -238,6 +249,7 @@ fn flink_groups(plan: &Plan, groups: &mut Vec<Group>) {
                 slide: flink::FLINK_SIZE_MS,
                 aggregate: NumericAggregate::Sum,
                 out_of_orderness: 0,
+                watermark_every: PER_ELEMENT,
             },
             flink: true,
         }],
@@ -252,6 +264,7 @@ fn nexmark_groups(plan: &Plan, groups: &mut Vec<Group>) {
         slide,
         aggregate,
         out_of_orderness: nexmark::WATERMARK_DELAY_MS,
+        watermark_every: PER_ELEMENT,
     };
     groups.push(Group {
         label: "nexmark bids by auction".to_owned(),
