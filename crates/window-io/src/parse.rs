@@ -111,31 +111,28 @@ impl Parser {
             InputFormat::Jsonl if text.trim().is_empty() => Ok(None),
             InputFormat::Jsonl => self.parse_json(text).map(Some),
             InputFormat::Csv => match self.columns {
-                Some(columns) if memchr::memchr2(b'"', b'\r', raw).is_none() => {
-                    self.split_csv(text, columns).map(Some)
-                }
-                _ => self.parse_csv(text),
+                Some(columns) => match split_plain(text, columns) {
+                    Some(fields) => self.plain_csv(text, columns, fields).map(Some),
+                    None => self.parse_csv(text),
+                },
+                None => self.parse_csv(text),
             },
         }
     }
 
-    /// A CSV line without quotes or carriage returns: its fields are the text between commas,
-    /// as the csv crate reads them.
-    fn split_csv<'a>(&self, text: &'a str, columns: Columns) -> Result<Record<'a>, InputError> {
-        let (mut time, mut key, mut value) = ("", "", "");
-        let mut count = 0;
-        for (i, field) in text.split(',').enumerate() {
-            if i == columns.time {
-                time = field;
-            }
-            if i == columns.key {
-                key = field;
-            }
-            if i == columns.value {
-                value = field;
-            }
-            count += 1;
-        }
+    /// A CSV line without quotes or carriage returns, split by [`split_plain`].
+    fn plain_csv<'a>(
+        &self,
+        text: &'a str,
+        columns: Columns,
+        fields: PlainFields<'a>,
+    ) -> Result<Record<'a>, InputError> {
+        let PlainFields {
+            time,
+            key,
+            value,
+            count,
+        } = fields;
         self.fields_to_record(columns, count, time, key, value, text)
             .map(|(timestamp, value)| Record {
                 timestamp,
@@ -393,6 +390,53 @@ impl Parser {
     }
 }
 
+/// The three fields of a plain CSV line and its number of fields.
+#[derive(Debug)]
+struct PlainFields<'a> {
+    time: &'a str,
+    key: &'a str,
+    value: &'a str,
+    count: usize,
+}
+
+/// Splits a line on commas in one pass, if it has no quote and no carriage return (then its
+/// fields are the text between commas, as the csv crate reads them); `None` otherwise.
+#[inline]
+fn split_plain<'a>(text: &'a str, columns: Columns) -> Option<PlainFields<'a>> {
+    let bytes = text.as_bytes();
+    let mut fields = PlainFields {
+        time: "",
+        key: "",
+        value: "",
+        count: 0,
+    };
+    let mut start = 0;
+    let mut take = |fields: &mut PlainFields<'a>, end: usize| {
+        let i = fields.count;
+        // Cut at ASCII commas: char boundaries.
+        let field = text.get(start..end).unwrap_or_default();
+        if i == columns.time {
+            fields.time = field;
+        }
+        if i == columns.key {
+            fields.key = field;
+        }
+        if i == columns.value {
+            fields.value = field;
+        }
+        fields.count += 1;
+        start = end + 1;
+    };
+    for at in memchr::memchr3_iter(b',', b'"', b'\r', bytes) {
+        if bytes[at] != b',' {
+            return None;
+        }
+        take(&mut fields, at);
+    }
+    take(&mut fields, bytes.len());
+    Some(fields)
+}
+
 /// Shortens and quotes an offending value for a message.
 fn quote(text: &str) -> String {
     if text.chars().count() <= MAX_QUOTED_CHARS {
@@ -405,6 +449,9 @@ fn quote(text: &str) -> String {
 
 /// Parses a timestamp written as text (a CSV field or a JSON string).
 fn parse_timestamp_text(text: &str) -> Result<i64, (InputErrorKind, String)> {
+    if let Some(t) = small_i64(text) {
+        return Ok(t);
+    }
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err((InputErrorKind::MissingField, "missing (empty)".to_owned()));
@@ -439,17 +486,16 @@ pub(crate) fn json_timestamp(n: &serde_json::Number) -> Result<i64, (InputErrorK
     Err((InputErrorKind::InvalidTimestamp, message))
 }
 
-/// An integer of at most 15 digits with an optional `-` (`42`, `-7`, `007`), as the `f64`
-/// that `str::parse::<f64>` gives for it (exact: every such integer is below 2^53; `-0` is
-/// `-0.0`); `None` for any other text.
+/// The digits of an integer of at most `max_digits` digits with an optional `-`: (negative,
+/// magnitude); `None` for any other text.
 #[inline]
-fn small_integer(text: &str) -> Option<f64> {
+fn digits(text: &str, max_digits: usize) -> Option<(bool, i64)> {
     let bytes = text.as_bytes();
     let (negative, digits) = match bytes.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, bytes),
     };
-    if digits.is_empty() || digits.len() > 15 {
+    if digits.is_empty() || digits.len() > max_digits {
         return None;
     }
     let mut n: i64 = 0;
@@ -459,9 +505,30 @@ fn small_integer(text: &str) -> Option<f64> {
         }
         n = n * 10 + i64::from(d - b'0');
     }
-    // Exact: n < 10^15 < 2^53.
-    let v = n as f64;
-    Some(if negative { -v } else { v })
+    Some((negative, n))
+}
+
+/// An integer of at most 18 digits with an optional `-`, as `str::parse::<i64>` reads it (18
+/// digits cannot overflow); `None` for any other text.
+#[inline]
+fn small_i64(text: &str) -> Option<i64> {
+    digits(text, 18).map(|(negative, n)| if negative { -n } else { n })
+}
+
+/// An integer of at most 15 digits with an optional `-` (`42`, `-7`, `007`), as the `f64`
+/// that `str::parse::<f64>` gives for it (exact: every such integer is below 2^53; `-0` is
+/// `-0.0`); `None` for any other text.
+#[inline]
+fn small_integer(text: &str) -> Option<f64> {
+    digits(text, 15).map(|(negative, n)| {
+        // Exact: n < 10^15 < 2^53.
+        let v = n as f64;
+        if negative {
+            -v
+        } else {
+            v
+        }
+    })
 }
 
 /// Parses a value written as text (a CSV field or a JSON string).
@@ -528,6 +595,32 @@ mod tests {
     }
 
     #[test]
+    fn small_i64s_are_what_the_integer_parser_gives() {
+        for text in [
+            "0",
+            "-0",
+            "17",
+            "-17",
+            "007",
+            "999999999999999999",
+            "-999999999999999999",
+        ] {
+            assert_eq!(small_i64(text), text.parse::<i64>().ok(), "{text}");
+        }
+        for text in [
+            "",
+            "-",
+            "+1",
+            " 1",
+            "1.0",
+            "1000000000000000000",
+            "9223372036854775807",
+        ] {
+            assert_eq!(small_i64(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
     fn small_integers_are_the_floats_the_float_parser_gives() {
         for text in [
             "0",
@@ -569,7 +662,9 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let alphabet = [",", "a", "1", "-", " ", ".", "é", "", "x1"];
+        let alphabet = [
+            ",", "a", "1", "-", " ", ".", "é", "", "x1", "\"", "\r", "9", "+",
+        ];
         let mut fast = Parser::new("t".into(), InputFormat::Csv, FieldNames::default());
         fast.columns = Some(Columns {
             time: 0,
@@ -587,8 +682,12 @@ mod tests {
             if line.is_empty() {
                 continue;
             }
+            let columns = fast.columns.unwrap();
+            let Some(fields) = split_plain(&line, columns) else {
+                continue;
+            };
             let a = fast
-                .split_csv(&line, fast.columns.unwrap())
+                .plain_csv(&line, columns, fields)
                 .map(|r| (r.timestamp, r.key.into_owned(), r.value.to_bits()));
             let b = slow.parse_csv(&line).map(|r| {
                 let r = r.expect("not a header: the columns are set");

@@ -394,6 +394,10 @@ where
         if !events.is_empty() {
             self.combiner.on_activity(input, now);
         }
+        // With a watermark per element, the combined watermark can change only when this
+        // input's watermark rises (the clock reading is the batch's): the combiner and the
+        // computation are asked then, and after the batch's first element.
+        let mut asked = false;
         for e in events.drain(..) {
             self.stats.events += 1;
             if event_time {
@@ -407,7 +411,11 @@ where
                 self.reject(input, rejected, line, timestamp)?;
             }
             if per_element {
-                self.advance_watermark(now, out);
+                let i = &self.inputs[input];
+                if !asked || i.generator.current() > i.reported {
+                    asked = true;
+                    self.advance_watermark(now, out);
+                }
             }
         }
         self.spare = events;
