@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+mod json;
 mod keys;
 mod lines;
 mod parse;
