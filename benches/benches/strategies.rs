@@ -47,6 +47,7 @@ fn strategies(c: &mut Criterion) {
             aggregate: NumericAggregate::Sum,
             out_of_orderness: 0,
             watermark_every: PER_ELEMENT,
+            allowed_lateness: 0,
         };
         for kind in Strategy::ALL {
             let used = if kind == Strategy::Native {

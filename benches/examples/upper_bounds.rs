@@ -569,6 +569,7 @@ fn main() {
             aggregate: NumericAggregate::Sum,
             out_of_orderness: 0,
             watermark_every: PER_ELEMENT,
+            allowed_lateness: 0,
         };
         let grid = Grid {
             slide: spec.slide,
@@ -660,6 +661,7 @@ mod tests {
                 aggregate: NumericAggregate::Sum,
                 out_of_orderness: 0,
                 watermark_every: PER_ELEMENT,
+                allowed_lateness: 0,
             };
             let grid = Grid {
                 slide: spec.slide,

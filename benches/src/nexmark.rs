@@ -530,6 +530,7 @@ mod tests {
             aggregate: NumericAggregate::Count,
             out_of_orderness: WATERMARK_DELAY_MS,
             watermark_every: PER_ELEMENT,
+            allowed_lateness: 0,
         };
         let run = |every: bool| {
             let mut hot = HotItems::new(if every {

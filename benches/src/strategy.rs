@@ -114,6 +114,9 @@ pub struct SlidingSpec {
     /// runtime reads files; Flink emits periodically, every 200 ms of processing time by
     /// default, which at millions of events per second is far more than a batch).
     pub watermark_every: usize,
+    /// Allowed lateness in ms (Flink's `allowedLateness`): how long a window's state is kept
+    /// after it fired, for late elements.
+    pub allowed_lateness: i64,
 }
 
 /// [`SlidingSpec::watermark_every`]: a watermark after every element.
@@ -152,6 +155,7 @@ pub fn run_workload<S: BenchSink>(
     };
     let mut job = JobSpec::new(window, JobAggregate::Numeric(spec.aggregate));
     job.strategy = strategy;
+    job.allowed_lateness = spec.allowed_lateness;
     let run = Run {
         events,
         delay: spec.out_of_orderness,
@@ -276,6 +280,7 @@ mod tests {
                 aggregate: NumericAggregate::Sum,
                 out_of_orderness: 0,
                 watermark_every: every,
+                allowed_lateness: 0,
             };
             let sorted = |mut v: Vec<(u32, TimeWindow, Option<f64>)>| {
                 v.sort_by_key(|x| (x.0, x.1, x.2.map(f64::to_bits)));
@@ -298,6 +303,7 @@ mod tests {
             aggregate: NumericAggregate::Max,
             out_of_orderness: 0,
             watermark_every: PER_ELEMENT,
+            allowed_lateness: 0,
         };
         let events: Vec<_> = {
             let mut e = out_of_order_stream();

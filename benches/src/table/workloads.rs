@@ -49,6 +49,9 @@ pub(crate) enum Job {
     Sessions { name: String },
     /// Nexmark Q12 on the native operator.
     ProcessingTime { name: String },
+    /// A keyed tumbling sum with allowed lateness, on the native operator (issue 12, item 6:
+    /// lateness should not make it much slower).
+    Lateness { name: String, spec: SlidingSpec },
 }
 
 impl Job {
@@ -57,14 +60,17 @@ impl Job {
             Job::Sliding { name, .. }
             | Job::HotItems { name, .. }
             | Job::Sessions { name }
-            | Job::ProcessingTime { name } => name,
+            | Job::ProcessingTime { name }
+            | Job::Lateness { name, .. } => name,
         }
     }
 
     pub(crate) fn strategies(&self) -> Vec<Strategy> {
         match self {
             Job::Sliding { .. } | Job::HotItems { .. } => Strategy::ALL.to_vec(),
-            Job::Sessions { .. } | Job::ProcessingTime { .. } => vec![Strategy::Native],
+            Job::Sessions { .. } | Job::ProcessingTime { .. } | Job::Lateness { .. } => {
+                vec![Strategy::Native]
+            }
         }
     }
 
@@ -120,7 +126,44 @@ pub(crate) fn groups(plan: &Plan) -> Vec<Group> {
     flights_groups(plan, &mut groups);
     flink_groups(plan, &mut groups);
     nexmark_groups(plan, &mut groups);
+    lateness_group(plan, &mut groups);
     groups
+}
+
+/// Tumbling 10 ms windows over 100,000 uniform keys, 100 events per ms in time order, with
+/// allowed lateness 0 and 1000 ms (the state held is 100 times larger with lateness).
+fn lateness_group(plan: &Plan, groups: &mut Vec<Group>) {
+    let stream = KeyedStream {
+        keys: 100_000,
+        distribution: KeyDistribution::Uniform,
+        events_per_ms: 100,
+        seed: 0x1A7E,
+    };
+    let n = plan.keyed_events;
+    let jobs = [0, 1_000]
+        .into_iter()
+        .map(|lateness| Job::Lateness {
+            name: format!("tumbling sum 10ms lateness {lateness}ms"),
+            spec: SlidingSpec {
+                size: 10,
+                slide: 10,
+                aggregate: NumericAggregate::Sum,
+                out_of_orderness: 0,
+                watermark_every: PER_ELEMENT,
+                allowed_lateness: lateness,
+            },
+        })
+        .collect();
+    groups.push(Group {
+        label: "keyed 100k uniform x100/ms".to_owned(),
+        note: format!(
+            "100000 uniform keys, 100 events per ms in time order, seed {:#x}; tumbling 10 ms \
+             windows, allowed lateness 0 or 1000 ms, watermark = max time - 1 after each element",
+            stream.seed
+        ),
+        load: Box::new(move || Ok(stream.generate(n))),
+        jobs,
+    });
 }
 
 /// The keyed sliding streams: uniform and Zipf keys, every key count of the plan, with a sum
@@ -164,6 +207,7 @@ fn keyed_groups(plan: &Plan, groups: &mut Vec<Group>) {
                             aggregate,
                             out_of_orderness: 0,
                             watermark_every: every,
+                            allowed_lateness: 0,
                         },
                         flink: false,
                     });
@@ -210,6 +254,7 @@ fn flights_groups(plan: &Plan, groups: &mut Vec<Group>) {
                     aggregate: NumericAggregate::Mean,
                     out_of_orderness: flights::WATERMARK_DELAY_MS,
                     watermark_every: PER_ELEMENT,
+                    allowed_lateness: 0,
                 },
                 flink: false,
             }],
@@ -234,6 +279,7 @@ fn flink_groups(plan: &Plan, groups: &mut Vec<Group>) {
                 aggregate: NumericAggregate::Sum,
                 out_of_orderness: 0,
                 watermark_every: PER_ELEMENT,
+                allowed_lateness: 0,
             },
             flink: true,
         }],
@@ -250,6 +296,7 @@ fn flink_groups(plan: &Plan, groups: &mut Vec<Group>) {
                 aggregate: NumericAggregate::Sum,
                 out_of_orderness: 0,
                 watermark_every: PER_ELEMENT,
+                allowed_lateness: 0,
             },
             flink: true,
         }],
@@ -265,6 +312,7 @@ fn nexmark_groups(plan: &Plan, groups: &mut Vec<Group>) {
         aggregate,
         out_of_orderness: nexmark::WATERMARK_DELAY_MS,
         watermark_every: PER_ELEMENT,
+        allowed_lateness: 0,
     };
     groups.push(Group {
         label: "nexmark bids by auction".to_owned(),
@@ -323,6 +371,19 @@ pub(crate) fn run_job<P: MemoryProbe>(
     input: &[GeneratedEvent],
 ) -> ((Outcome, u32, Option<u64>), String) {
     match job {
+        Job::Lateness { spec, .. } => {
+            let result = measure(plan, probe, REPEATS, || {
+                let mut tally = Tally::default();
+                let mut o = run_sliding(strategy, *spec, input, &mut tally);
+                o.results = Some(tally.results);
+                o.checksum = tally.checksum;
+                o
+            });
+            (
+                result,
+                format!("allowed lateness {} ms", spec.allowed_lateness),
+            )
+        }
         Job::Sliding { spec, flink, .. } => {
             let result = measure(plan, probe, REPEATS, || {
                 let mut tally = Tally::default();
