@@ -5,9 +5,10 @@
 //! namespace is the window). This crate keeps those requests: a timer is identified by
 //! `(timestamp, key, namespace)`, so registering the same one twice keeps one timer, exactly as
 //! Flink's `InternalTimerService` deduplicates. Timers sit in a time-ordered index
-//! ([`TimerQueue`]: a min-heap of the timestamps that have timers, a bucket per timestamp, and a
-//! hash set of the live timers), so advancing time touches only the timers that are due, never
-//! every key, and a steady stream of timers allocates nothing once the buffers have grown.
+//! ([`TimeBuckets`]: a min-heap of the timestamps that have timers and a bucket per timestamp;
+//! [`TimerQueue`] adds a hash set of the live timers), so advancing time touches only the timers
+//! that are due, never every key, and a steady stream of timers allocates nothing once the
+//! buffers have grown.
 //!
 //! [`TimerService`] pairs the two queues with the current watermark; [`Clock`] abstracts where
 //! processing time comes from ([`SystemClock`] in production, [`ManualClock`] in tests).
@@ -17,8 +18,11 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+mod buckets;
+
+pub use buckets::TimeBuckets;
+
+use std::collections::HashSet;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -41,14 +45,13 @@ pub struct Timer<K, N> {
 
 /// Timers of one time domain, deduplicated and fired in timestamp order.
 ///
-/// Layout: a min-heap of the timestamps that have a bucket, a hash map from timestamp to the
-/// bucket of (key, namespace) pairs registered for it, in registration order, and a hash set of
-/// the live timers. Many timers share a timestamp (every window ending at `t`, across keys), so
-/// the heap stays small and registering is a hash-set insert plus a push. Deleting only removes
-/// the timer from the live set; its bucket entry is skipped when its time comes. Timers due at
-/// the same time fire in registration order. Emptied buckets' buffers are pooled, and the heap,
-/// map and set keep their capacity, so once they have grown, registering and firing allocate
-/// nothing (a B-tree allocates and frees nodes as timestamps come and go).
+/// Layout: the timers in [`TimeBuckets`] (a min-heap of timestamps, a bucket per timestamp in
+/// registration order) and a hash set of the live timers. Many timers share a timestamp (every
+/// window ending at `t`, across keys), so the heap stays small and registering is a hash-set
+/// insert plus a push. Deleting only removes the timer from the live set; its bucket entry is
+/// skipped when its time comes. Timers due at the same time fire in registration order. Once
+/// the buffers have grown, registering and firing allocate nothing (a B-tree allocates and
+/// frees nodes as timestamps come and go).
 ///
 /// # Examples
 /// ```
@@ -63,73 +66,15 @@ pub struct Timer<K, N> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct TimerQueue<K, N> {
-    /// Timestamps with a bucket, earliest on top; each appears once.
-    times: BinaryHeap<Reverse<Timestamp>>,
-    buckets: HashMap<Timestamp, Bucket<K, N>, ahash::RandomState>,
+    buckets: TimeBuckets<(K, N)>,
     live: HashSet<(Timestamp, K, N), ahash::RandomState>,
-    /// Buffers of emptied buckets, for reuse.
-    spare: Vec<VecDeque<(K, N)>>,
-}
-
-/// How many emptied bucket buffers a queue keeps for reuse.
-const SPARE_BUCKETS: usize = 64;
-
-/// The timers registered for one timestamp, in registration order. Most timestamps of a sparse
-/// workload have one timer, which is kept inline (no allocation).
-#[derive(Clone, Debug)]
-enum Bucket<K, N> {
-    One(Option<(K, N)>),
-    Many(VecDeque<(K, N)>),
-}
-
-impl<K, N> Bucket<K, N> {
-    fn push(&mut self, timer: (K, N), spare: &mut Vec<VecDeque<(K, N)>>) {
-        match self {
-            Bucket::One(slot) => match slot.take() {
-                None => *slot = Some(timer),
-                Some(first) => {
-                    let mut q = spare.pop().unwrap_or_default();
-                    q.push_back(first);
-                    q.push_back(timer);
-                    *self = Bucket::Many(q);
-                }
-            },
-            Bucket::Many(q) => q.push_back(timer),
-        }
-    }
-
-    fn pop_front(&mut self) -> Option<(K, N)> {
-        match self {
-            Bucket::One(slot) => slot.take(),
-            Bucket::Many(q) => q.pop_front(),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        match self {
-            Bucket::One(slot) => slot.is_none(),
-            Bucket::Many(q) => q.is_empty(),
-        }
-    }
-
-    /// Gives an emptied buffer back to the pool.
-    fn recycle(self, spare: &mut Vec<VecDeque<(K, N)>>) {
-        if let Bucket::Many(mut q) = self {
-            if spare.len() < SPARE_BUCKETS {
-                q.clear();
-                spare.push(q);
-            }
-        }
-    }
 }
 
 impl<K: Hash + Eq, N: Hash + Eq> Default for TimerQueue<K, N> {
     fn default() -> Self {
         Self {
-            times: BinaryHeap::new(),
-            buckets: HashMap::default(),
+            buckets: TimeBuckets::new(),
             live: HashSet::default(),
-            spare: Vec::new(),
         }
     }
 }
@@ -149,14 +94,7 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerQueue<K, N> {
         {
             return false;
         }
-        let times = &mut self.times;
-        self.buckets
-            .entry(timestamp)
-            .or_insert_with(|| {
-                times.push(Reverse(timestamp));
-                Bucket::One(None)
-            })
-            .push((key, namespace), &mut self.spare);
+        self.buckets.push(timestamp, (key, namespace));
         true
     }
 
@@ -168,32 +106,16 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerQueue<K, N> {
     /// Removes and returns the earliest live timer if it is due (`timestamp <= up_to`).
     pub fn pop_due(&mut self, up_to: Timestamp) -> Option<Timer<K, N>> {
         loop {
-            let Reverse(timestamp) = *self.times.peek()?;
-            if timestamp > up_to {
-                return None;
-            }
-            // Every timestamp in the heap has its bucket: both are added and removed together.
-            let std::collections::hash_map::Entry::Occupied(mut bucket) =
-                self.buckets.entry(timestamp)
-            else {
-                unreachable!("timestamp {timestamp} in the heap without a bucket");
-            };
-            let popped = bucket.get_mut().pop_front();
-            if bucket.get().is_empty() {
-                self.times.pop();
-                bucket.remove().recycle(&mut self.spare);
-            }
-            if let Some((key, namespace)) = popped {
-                // Deleted timers stay in their bucket until here; only live ones fire.
-                let probe = (timestamp, key, namespace);
-                if self.live.remove(&probe) {
-                    let (timestamp, key, namespace) = probe;
-                    return Some(Timer {
-                        timestamp,
-                        key,
-                        namespace,
-                    });
-                }
+            let (timestamp, (key, namespace)) = self.buckets.pop_due(up_to)?;
+            // Deleted timers stay in their bucket until here; only live ones fire.
+            let probe = (timestamp, key, namespace);
+            if self.live.remove(&probe) {
+                let (timestamp, key, namespace) = probe;
+                return Some(Timer {
+                    timestamp,
+                    key,
+                    namespace,
+                });
             }
         }
     }
@@ -202,7 +124,7 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerQueue<K, N> {
     /// since, so treat it as the earliest time anything *may* be due.
     #[must_use]
     pub fn peek_timestamp(&self) -> Option<Timestamp> {
-        self.times.peek().map(|Reverse(t)| *t)
+        self.buckets.peek_timestamp()
     }
 
     /// Number of live timers.

@@ -34,6 +34,7 @@ mod function;
 mod keys;
 mod merging;
 mod operator;
+mod timers;
 pub mod watermark;
 
 pub use evictor::{
@@ -42,6 +43,7 @@ pub use evictor::{
 pub use function::{FireContext, FullWindow, Incremental, WindowFunction};
 pub use keys::KeyId;
 pub use operator::WindowOperator;
+pub use timers::{Domain, MarkedTimers, Marks, TimerStore};
 use window_core::FlinkRule;
 
 pub use window_core::{

@@ -12,13 +12,15 @@ use window_triggers::Trigger;
 use crate::function::WindowFunction;
 use crate::keys::KeyId;
 use crate::operator::{Ctx, WindowOperator, WindowState};
+use crate::timers::TimerStore;
 
-impl<K, T, A, Tr, F> WindowOperator<K, T, A, Tr, F>
+impl<K, T, A, Tr, F, S> WindowOperator<K, T, A, Tr, F, S>
 where
     K: Hash + Eq + Clone,
     A: WindowAssigner<T>,
     Tr: Trigger<T, A::Window>,
     F: WindowFunction<T>,
+    S: TimerStore<A::Window>,
 {
     /// Adds `new` to the key's merging window set, merging it with every window it touches
     /// (Flink's `MergingWindowSet.addWindow` with the operator's merge function). Returns the
@@ -80,7 +82,7 @@ where
     /// behind the watermark (event time) or the clock (processing time).
     fn check_merge_not_behind_time(&self, result: &A::Window) -> Result<(), ElementError> {
         let (domain, current, behind) = if self.event_time {
-            let wm = self.timers.current_watermark();
+            let wm = self.timers.watermark();
             (TimeDomain::EventTime, wm, self.cleanup_time(result) <= wm)
         } else {
             let now = self.processing_time;
@@ -117,13 +119,16 @@ where
             }
         }
         states.extend(taken.iter().map(|(_, s)| s.trigger.clone()));
-        let mut merged_state = WindowState {
-            contents: None,
-            trigger: Tr::State::default(),
-        };
+        let mut merged_state = WindowState::new();
+        // The result window's timers so far (when it was one of the merged windows) stay its
+        // timers: one set of marks per window.
+        if let Some((_, s)) = taken.iter_mut().find(|(m, _)| *m == result) {
+            merged_state.marks = std::mem::take(&mut s.marks);
+        }
         let processing_time = self.processing_time;
         let mut ctx = Ctx {
             timers: &mut self.timers,
+            marks: Some(&mut merged_state.marks),
             key: id,
             window: result,
             processing_time,
@@ -132,18 +137,25 @@ where
             .on_merge(&result, &states, &mut merged_state.trigger, &mut ctx);
         taken.sort_by_key(|(w, _)| *w);
         for (m, mut s) in taken.drain(..) {
+            let is_result = m == result;
+            let (trigger, marks) = if is_result {
+                (&mut merged_state.trigger, &mut merged_state.marks)
+            } else {
+                (&mut s.trigger, &mut s.marks)
+            };
             let mut ctx = Ctx {
                 timers: &mut self.timers,
+                marks: Some(&mut *marks),
                 key: id,
                 window: m,
                 processing_time,
             };
-            if m == result {
-                self.trigger.clear(&m, &mut merged_state.trigger, &mut ctx);
-            } else {
-                self.trigger.clear(&m, &mut s.trigger, &mut ctx);
+            self.trigger.clear(&m, trigger, &mut ctx);
+            self.delete_cleanup_timer(id, m, Some(marks));
+            if !is_result {
+                // Timers its trigger did not delete still fire (and find no session).
+                self.timers.adopt(id, m, &mut s.marks);
             }
-            self.delete_cleanup_timer(id, m);
             if let Some(acc) = s.contents {
                 match merged_state.contents.as_mut() {
                     Some(into) => self.function.merge(into, acc),
@@ -151,8 +163,10 @@ where
                 }
             }
         }
-        if self.windows.insert((id, result), merged_state).is_none() {
-            self.keys.slot_mut(id).windows += 1;
+        match self.windows.insert((id, result), merged_state) {
+            None => self.keys.slot_mut(id).windows += 1,
+            // Not one of the merged windows, yet there: its timers stay live, now as orphans.
+            Some(mut old) => self.timers.adopt(id, result, &mut old.marks),
         }
         states.clear();
         self.merge_scratch.taken = taken;

@@ -6,7 +6,6 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use ahash::RandomState;
-use timer_service::TimerService;
 use window_assigners::{Merges, WindowAssigner};
 use window_core::{
     time, ElementError, LateDataPolicy, LiveState, Rejected, Timestamp, Window, WindowComputation,
@@ -16,6 +15,7 @@ use window_triggers::{Trigger, TriggerContext};
 
 use crate::function::{FireContext, WindowFunction};
 use crate::keys::{KeyId, KeyTable};
+use crate::timers::{Domain, MarkedTimers, Marks, TimerStore};
 use crate::{OperatorConfig, OperatorError, Result};
 
 /// Per-(key, window) map of window states.
@@ -25,19 +25,33 @@ type WindowMap<W, S, A> = HashMap<(KeyId, W), WindowState<S, A>, RandomState>;
 pub(crate) struct WindowState<S, A> {
     pub(crate) contents: Option<A>,
     pub(crate) trigger: S,
+    /// The window's live timers, where the timer store keeps them ([`MarkedTimers`]).
+    pub(crate) marks: Marks,
 }
 
-/// The trigger context for one (key, window).
-pub(crate) struct Ctx<'a, W> {
-    pub(crate) timers: &'a mut TimerService<KeyId, W>,
+impl<S: Default, A> WindowState<S, A> {
+    pub(crate) fn new() -> Self {
+        Self {
+            contents: None,
+            trigger: S::default(),
+            marks: Marks::default(),
+        }
+    }
+}
+
+/// The trigger context for one (key, window): its timers go to the store, with the window's
+/// marks when it has a state.
+pub(crate) struct Ctx<'a, W, S> {
+    pub(crate) timers: &'a mut S,
+    pub(crate) marks: Option<&'a mut Marks>,
     pub(crate) key: KeyId,
     pub(crate) window: W,
     pub(crate) processing_time: Timestamp,
 }
 
-impl<W: Window> TriggerContext for Ctx<'_, W> {
+impl<W: Window, S: TimerStore<W>> TriggerContext for Ctx<'_, W, S> {
     fn current_watermark(&self) -> Timestamp {
-        self.timers.current_watermark()
+        self.timers.watermark()
     }
 
     fn current_processing_time(&self) -> Timestamp {
@@ -45,29 +59,35 @@ impl<W: Window> TriggerContext for Ctx<'_, W> {
     }
 
     fn register_event_time_timer(&mut self, t: Timestamp) {
+        let marks = self.marks.as_deref_mut();
         self.timers
-            .register_event_time_timer(t, self.key, self.window);
+            .register(Domain::EventTime, t, self.key, self.window, marks);
     }
 
     fn delete_event_time_timer(&mut self, t: Timestamp) {
+        let marks = self.marks.as_deref_mut();
         self.timers
-            .delete_event_time_timer(t, self.key, self.window);
+            .delete(Domain::EventTime, t, self.key, self.window, marks);
     }
 
     fn register_processing_time_timer(&mut self, t: Timestamp) {
+        let marks = self.marks.as_deref_mut();
         self.timers
-            .register_processing_time_timer(t, self.key, self.window);
+            .register(Domain::ProcessingTime, t, self.key, self.window, marks);
     }
 
     fn delete_processing_time_timer(&mut self, t: Timestamp) {
+        let marks = self.marks.as_deref_mut();
         self.timers
-            .delete_processing_time_timer(t, self.key, self.window);
+            .delete(Domain::ProcessingTime, t, self.key, self.window, marks);
     }
 }
 
 /// The keyed window operator (Flink's `WindowOperator`).
 ///
-/// `K` is the key, `T` the element, `A` the assigner, `Tr` the trigger, `F` the window function.
+/// `K` is the key, `T` the element, `A` the assigner, `Tr` the trigger, `F` the window function,
+/// `S` where the timers are kept ([`MarkedTimers`]; [`timer_service::TimerService`] is the plain
+/// reference the tests compare it with).
 /// It is a [`WindowComputation`]: drive it with `process_element`, `process_watermark` and
 /// `advance_wall_clock` (or [`WindowOperator::advance_processing_time`], the test harness's
 /// clock); results go to a [`WindowOutput`].
@@ -89,7 +109,7 @@ impl<W: Window> TriggerContext for Ctx<'_, W> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
-pub struct WindowOperator<K, T, A, Tr, F>
+pub struct WindowOperator<K, T, A, Tr, F, S = MarkedTimers<<A as WindowAssigner<T>>::Window>>
 where
     A: WindowAssigner<T>,
     Tr: Trigger<T, A::Window>,
@@ -102,7 +122,7 @@ where
     pub(crate) event_time: bool,
     pub(crate) keys: KeyTable<K, A::Window>,
     pub(crate) windows: WindowMap<A::Window, Tr::State, F::Acc>,
-    pub(crate) timers: TimerService<KeyId, A::Window>,
+    pub(crate) timers: S,
     pub(crate) processing_time: Timestamp,
     pub(crate) assigned: Vec<A::Window>,
     pub(crate) merge_scratch: MergeScratch<A::Window, Tr::State, F::Acc>,
@@ -139,12 +159,35 @@ where
     Tr: Trigger<T, A::Window>,
     F: WindowFunction<T>,
 {
-    /// Builds the operator.
+    /// Builds the operator, its timers in [`MarkedTimers`].
     ///
     /// # Errors
     /// [`OperatorError::TriggerCannotMerge`] for a merging assigner with a trigger that cannot
     /// merge; [`OperatorError::NegativeLateness`].
     pub fn new(assigner: A, trigger: Tr, function: F, config: OperatorConfig) -> Result<Self> {
+        Self::with_timer_store(assigner, trigger, function, config)
+    }
+}
+
+impl<K, T, A, Tr, F, S> WindowOperator<K, T, A, Tr, F, S>
+where
+    K: Hash + Eq + Clone,
+    A: WindowAssigner<T>,
+    Tr: Trigger<T, A::Window>,
+    F: WindowFunction<T>,
+    S: TimerStore<A::Window>,
+{
+    /// Builds the operator with its timers in an `S` (name it:
+    /// `WindowOperator::<_, _, _, _, _, TimerService<_, _>>::with_timer_store`).
+    ///
+    /// # Errors
+    /// As [`WindowOperator::new`].
+    pub fn with_timer_store(
+        assigner: A,
+        trigger: Tr,
+        function: F,
+        config: OperatorConfig,
+    ) -> Result<Self> {
         if assigner.is_merging() && !trigger.can_merge() {
             return Err(OperatorError::TriggerCannotMerge {
                 assigner: assigner.describe(),
@@ -163,7 +206,7 @@ where
             event_time,
             keys: KeyTable::new(),
             windows: HashMap::default(),
-            timers: TimerService::new(),
+            timers: S::default(),
             processing_time: Timestamp::MIN,
             assigned: Vec::new(),
             merge_scratch: MergeScratch::default(),
@@ -208,7 +251,7 @@ where
     }
 
     fn is_window_late(&self, w: &A::Window) -> bool {
-        self.event_time && self.cleanup_time(w) <= self.timers.current_watermark()
+        self.event_time && self.cleanup_time(w) <= self.timers.watermark()
     }
 
     /// [`WindowComputation::process_element`].
@@ -279,7 +322,7 @@ where
         }
         self.metrics.elements += 1;
         if skipped {
-            let wm = self.timers.current_watermark();
+            let wm = self.timers.watermark();
             if self.event_time && time::add(timestamp, self.config.allowed_lateness) <= wm {
                 self.metrics.late_elements += 1;
                 if self.config.late_data == LateDataPolicy::SideOutput {
@@ -304,43 +347,60 @@ where
     ) where
         O: WindowOutput<K, A::Window, T, F::Out> + ?Sized,
     {
+        let cleanup = self.cleanup_time(&window);
+        let domain = self.domain();
         let state = match self.windows.entry((id, window)) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 self.metrics.windows_created += 1;
                 self.keys.slot_mut(id).windows += 1;
-                e.insert(WindowState {
-                    contents: None,
-                    trigger: Tr::State::default(),
-                })
+                e.insert(WindowState::new())
             }
         };
         let acc = state.contents.get_or_insert_with(|| self.function.create());
         self.function.add(acc, value, timestamp);
+        let WindowState {
+            contents,
+            trigger,
+            marks,
+        } = state;
         let mut ctx = Ctx {
             timers: &mut self.timers,
+            marks: Some(marks),
             key: id,
             window,
             processing_time: self.processing_time,
         };
         let r = self
             .trigger
-            .on_element(value, timestamp, &window, &mut state.trigger, &mut ctx);
+            .on_element(value, timestamp, &window, trigger, &mut ctx);
         let fire_ctx = FireContext {
-            watermark: self.timers.current_watermark(),
+            watermark: self.timers.watermark(),
             processing_time: self.processing_time,
         };
         Self::apply(
             &self.function,
             &mut self.metrics,
-            state,
+            contents,
             r,
             key,
             &window,
             fire_ctx,
             out,
         );
-        self.register_cleanup_timer(id, window);
+        if cleanup != Timestamp::MAX {
+            self.timers
+                .register(domain, cleanup, id, window, Some(marks));
+        }
+    }
+
+    /// The domain of the window's cleanup timer.
+    pub(crate) fn domain(&self) -> Domain {
+        if self.event_time {
+            Domain::EventTime
+        } else {
+            Domain::ProcessingTime
+        }
     }
 
     /// Fires and/or purges `state` as the trigger said.
@@ -351,7 +411,7 @@ where
     fn apply<O>(
         function: &F,
         metrics: &mut WindowMetrics,
-        state: &mut WindowState<Tr::State, F::Acc>,
+        contents: &mut Option<F::Acc>,
         r: window_core::TriggerResult,
         key: &K,
         window: &A::Window,
@@ -361,42 +421,33 @@ where
         O: WindowOutput<K, A::Window, T, F::Out> + ?Sized,
     {
         if r.is_fire() {
-            if let Some(acc) = state.contents.as_mut() {
+            if let Some(acc) = contents.as_mut() {
                 let result = function.fire(acc, &ctx);
                 if function.is_empty(acc) {
-                    state.contents = None;
+                    *contents = None;
                 }
                 metrics.windows_fired += 1;
                 out.result(key, window, result, ctx.watermark);
             }
         }
         if r.is_purge() {
-            state.contents = None;
+            *contents = None;
         }
     }
 
-    fn register_cleanup_timer(&mut self, id: KeyId, window: A::Window) {
+    /// Deletes the window's cleanup timer (`marks`: the window's, when it has a state).
+    pub(crate) fn delete_cleanup_timer(
+        &mut self,
+        id: KeyId,
+        window: A::Window,
+        marks: Option<&mut Marks>,
+    ) {
         let t = self.cleanup_time(&window);
         if t == Timestamp::MAX {
             return;
         }
-        if self.event_time {
-            self.timers.register_event_time_timer(t, id, window);
-        } else {
-            self.timers.register_processing_time_timer(t, id, window);
-        }
-    }
-
-    pub(crate) fn delete_cleanup_timer(&mut self, id: KeyId, window: A::Window) {
-        let t = self.cleanup_time(&window);
-        if t == Timestamp::MAX {
-            return;
-        }
-        if self.event_time {
-            self.timers.delete_event_time_timer(t, id, window);
-        } else {
-            self.timers.delete_processing_time_timer(t, id, window);
-        }
+        let d = self.domain();
+        self.timers.delete(d, t, id, window, marks);
     }
 
     /// Removes the window's contents, trigger state, timers and merge-set entry.
@@ -405,13 +456,18 @@ where
             self.keys.slot_mut(id).windows -= 1;
             let mut ctx = Ctx {
                 timers: &mut self.timers,
+                marks: Some(&mut s.marks),
                 key: id,
                 window,
                 processing_time: self.processing_time,
             };
             self.trigger.clear(&window, &mut s.trigger, &mut ctx);
+            self.delete_cleanup_timer(id, window, Some(&mut s.marks));
+            // Timers the trigger did not delete still fire, without the state.
+            self.timers.adopt(id, window, &mut s.marks);
+        } else {
+            self.delete_cleanup_timer(id, window, None);
         }
-        self.delete_cleanup_timer(id, window);
         if self.assigner.is_merging() {
             self.keys.slot_mut(id).sessions.retain(|w| *w != window);
         }
@@ -425,8 +481,8 @@ where
         if !self.timers.advance_watermark(watermark) {
             return false;
         }
-        while let Some(timer) = self.timers.pop_due_event_timer() {
-            self.on_timer(timer.key, timer.namespace, timer.timestamp, true, out);
+        while let Some((t, id, window)) = self.timers.pop_due(Domain::EventTime, watermark) {
+            self.on_timer(id, window, t, Domain::EventTime, out);
         }
         true
     }
@@ -459,8 +515,8 @@ where
     where
         O: WindowOutput<K, A::Window, T, F::Out> + ?Sized,
     {
-        while let Some(timer) = self.timers.pop_due_processing_timer(up_to) {
-            self.on_timer(timer.key, timer.namespace, timer.timestamp, false, out);
+        while let Some((t, id, window)) = self.timers.pop_due(Domain::ProcessingTime, up_to) {
+            self.on_timer(id, window, t, Domain::ProcessingTime, out);
         }
     }
 
@@ -469,11 +525,17 @@ where
         id: KeyId,
         window: A::Window,
         time: Timestamp,
-        event_time: bool,
+        domain: Domain,
         out: &mut O,
     ) where
         O: WindowOutput<K, A::Window, T, F::Out> + ?Sized,
     {
+        let mut state = self.windows.get_mut(&(id, window));
+        // Only a timer still live (not deleted since it was registered) fires.
+        let marks = state.as_deref_mut().map(|s| &mut s.marks);
+        if !self.timers.take_live(domain, time, id, window, marks) {
+            return;
+        }
         let Some(slot) = self.keys.slot(id) else {
             return; // a timer left by a key whose state is gone
         };
@@ -483,27 +545,31 @@ where
         // Borrowed, not cloned: a String key would cost an allocation per firing.
         let key = slot.key.as_ref().expect("live slot has a key");
         let processing_time = self.processing_time;
-        let wm = self.timers.current_watermark();
+        let wm = self.timers.watermark();
         let mut scratch = None;
-        let state = match self.windows.get_mut(&(id, window)) {
+        let has_state = state.is_some();
+        let state = match state {
             Some(s) => s,
-            None => scratch.insert(WindowState {
-                contents: None,
-                trigger: Tr::State::default(),
-            }),
+            None => scratch.insert(WindowState::new()),
         };
+        let WindowState {
+            contents,
+            trigger,
+            marks,
+        } = state;
         let mut ctx = Ctx {
             timers: &mut self.timers,
+            // Timers set while the window has no state are orphans, kept by the store.
+            marks: has_state.then_some(marks),
             key: id,
             window,
             processing_time,
         };
-        let r = if event_time {
-            self.trigger
-                .on_event_time(time, &window, &mut state.trigger, &mut ctx)
-        } else {
-            self.trigger
-                .on_processing_time(time, &window, &mut state.trigger, &mut ctx)
+        let r = match domain {
+            Domain::EventTime => self.trigger.on_event_time(time, &window, trigger, &mut ctx),
+            Domain::ProcessingTime => self
+                .trigger
+                .on_processing_time(time, &window, trigger, &mut ctx),
         };
         let fire_ctx = FireContext {
             watermark: wm,
@@ -512,26 +578,27 @@ where
         Self::apply(
             &self.function,
             &mut self.metrics,
-            state,
+            contents,
             r,
             key,
             &window,
             fire_ctx,
             out,
         );
-        if event_time == self.event_time && time == self.cleanup_time(&window) {
+        if domain == self.domain() && time == self.cleanup_time(&window) {
             self.clear_all_state(id, window);
             self.keys.release_if_empty(id);
         }
     }
 }
 
-impl<K, T, A, Tr, F> WindowComputation<K, T> for WindowOperator<K, T, A, Tr, F>
+impl<K, T, A, Tr, F, S> WindowComputation<K, T> for WindowOperator<K, T, A, Tr, F, S>
 where
     K: Hash + Eq + Clone,
     A: WindowAssigner<T>,
     Tr: Trigger<T, A::Window>,
     F: WindowFunction<T>,
+    S: TimerStore<A::Window>,
 {
     type Window = A::Window;
     type Output = F::Out;
@@ -569,11 +636,11 @@ where
     }
 
     fn next_processing_time_timer(&self) -> Option<Timestamp> {
-        self.timers.next_processing_time_timer()
+        self.timers.next_processing_time()
     }
 
     fn current_watermark(&self) -> Timestamp {
-        self.timers.current_watermark()
+        self.timers.watermark()
     }
 
     fn metrics(&self) -> WindowMetrics {
