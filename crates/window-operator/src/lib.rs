@@ -23,8 +23,10 @@
 //! [`WindowOperator::advance_processing_time`]); results go to a [`WindowOutput`].
 //!
 //! Per-key state lives in one hash map keyed by `(key id, window)` (ahash); keys are interned to
-//! small ids ([`KeyId`]) so that timers are cheap to store and compare. The hot path allocates
-//! nothing per element once a window exists: assigned windows go into a reused buffer.
+//! small ids ([`KeyId`]) so that timers are cheap to store and compare. A window's live timers
+//! are kept in its state ([`Marks`], by [`MarkedTimers`]), so registering, deleting and firing
+//! them need no lookup besides the window's own. The hot path allocates nothing per element
+//! once a window exists: assigned windows go into a reused buffer.
 
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
