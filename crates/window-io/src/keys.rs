@@ -157,12 +157,6 @@ impl KeyCache {
         self.ids.insert(text, id);
         id
     }
-
-    /// The dictionary behind the cache.
-    #[must_use]
-    pub fn dictionary(&self) -> &Arc<KeyDictionary> {
-        &self.dictionary
-    }
 }
 
 /// A sink's view of a [`KeyDictionary`]: id to text by index, copying new texts from the

@@ -186,15 +186,8 @@ impl Parser {
         record: &csv::ByteRecord,
         text: &str,
     ) -> Result<Option<Record<'static>>, InputError> {
-        // The line is UTF-8 (checked by `parse`) but a quoted field may still not be.
-        if record.iter().any(|raw| std::str::from_utf8(raw).is_err()) {
-            return Err(self.error(
-                InputErrorKind::Malformed,
-                None,
-                "line is not valid UTF-8".to_owned(),
-                text.as_bytes(),
-            ));
-        }
+        // The line is UTF-8 (checked by `parse`), and the csv crate cuts and unquotes it at ASCII
+        // bytes only, so every field is UTF-8 too.
         let field = |i: usize| record.get(i).and_then(|raw| std::str::from_utf8(raw).ok());
         let columns = match self.columns {
             Some(columns) => columns,

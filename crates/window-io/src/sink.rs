@@ -187,16 +187,30 @@ impl<W: Write> ResultWriter<W> {
     ///
     /// Fails if the underlying writer fails.
     pub fn write_key_window_result(&mut self, r: &ResultRecord<'_>, empty: bool) -> io::Result<()> {
-        let cells = [
+        let (start, end) = (r.window_start, r.window_end);
+        Self::write_row(
+            &mut self.rows,
+            &mut self.written,
+            self.empty_column,
             Cell::Str(r.key),
-            r.window_start.into(),
-            r.window_end.into(),
-            r.result.into(),
-            Cell::Bool(empty),
-        ];
-        let n = if self.empty_column { 5 } else { 4 };
-        self.rows.write_row(&cells[..n])?;
-        self.written += 1;
+            [start.into(), end.into(), r.result.into(), Cell::Bool(empty)],
+        )
+    }
+
+    /// Writes a result row: the key cell, then window start, end, result and `empty` (the last
+    /// only with the `empty` column).
+    fn write_row(
+        rows: &mut RowWriter<W>,
+        written: &mut u64,
+        empty_column: bool,
+        key: Cell<'_>,
+        rest: [Cell<'_>; 4],
+    ) -> io::Result<()> {
+        let [start, end, result, empty] = rest;
+        let cells = [key, start, end, result, empty];
+        let n = if empty_column { 5 } else { 4 };
+        rows.write_row(&cells[..n])?;
+        *written += 1;
         Ok(())
     }
 
@@ -228,17 +242,18 @@ impl<W: Write> ResultWriter<W> {
             self.encoded_keys[index] = Some(encoded.into_boxed_slice());
         }
         let encoded = self.encoded_keys[index].as_deref().unwrap_or_default();
-        let cells = [
+        Self::write_row(
+            &mut self.rows,
+            &mut self.written,
+            self.empty_column,
             Cell::Encoded(encoded),
-            window.map(|w| w.0).into(),
-            window.map(|w| w.1).into(),
-            result.into(),
-            Cell::Bool(empty),
-        ];
-        let n = if self.empty_column { 5 } else { 4 };
-        self.rows.write_row(&cells[..n])?;
-        self.written += 1;
-        Ok(())
+            [
+                window.map(|w| w.0).into(),
+                window.map(|w| w.1).into(),
+                result.into(),
+                Cell::Bool(empty),
+            ],
+        )
     }
 
     /// Writes one result.

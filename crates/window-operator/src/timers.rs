@@ -218,9 +218,7 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for MarkedTimers<W> {
 
     #[inline]
     fn delete(&mut self, d: Domain, t: Timestamp, key: KeyId, w: W, marks: Option<&mut Marks>) {
-        if self.delete_counted(d, t, key, w, marks) {
-            self.live[slot(d)] -= 1;
-        }
+        self.remove_live(d, t, key, w, marks);
     }
 
     #[inline]
@@ -237,11 +235,8 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for MarkedTimers<W> {
         w: W,
         marks: Option<&mut Marks>,
     ) -> bool {
-        let live = self.delete_counted(d, t, key, w, marks);
-        if live {
-            self.live[slot(d)] -= 1;
-        }
-        live
+        // Here, taking a due timer is deleting it.
+        self.remove_live(d, t, key, w, marks)
     }
 
     fn adopt(&mut self, key: KeyId, w: W, marks: &mut Marks) {
@@ -260,9 +255,9 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for MarkedTimers<W> {
 }
 
 impl<W: Copy + Eq + Hash + Debug> MarkedTimers<W> {
-    /// Removes a live timer without counting it; whether it was live.
+    /// Removes a live timer (from the window's marks, else the orphans); whether it was live.
     #[inline]
-    fn delete_counted(
+    fn remove_live(
         &mut self,
         d: Domain,
         t: Timestamp,
@@ -270,8 +265,12 @@ impl<W: Copy + Eq + Hash + Debug> MarkedTimers<W> {
         w: W,
         marks: Option<&mut Marks>,
     ) -> bool {
-        marks.is_some_and(|m| m.remove(d, t))
-            || (!self.orphans.is_empty() && self.orphans.remove(&(d, t, key, w)))
+        let live = marks.is_some_and(|m| m.remove(d, t))
+            || (!self.orphans.is_empty() && self.orphans.remove(&(d, t, key, w)));
+        if live {
+            self.live[slot(d)] -= 1;
+        }
+        live
     }
 }
 
