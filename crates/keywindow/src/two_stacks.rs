@@ -17,24 +17,54 @@ use window_core::AggregateFunction;
 /// `items[front..]` is the back stack: plain partials, whose aggregate is `back_agg`. Evicting
 /// pops the oldest entry; when the front runs empty, the back is turned into suffix aggregates
 /// in place (a flip). One buffer, held inline by the key, so reaching a slice costs one hop.
+///
+/// The starts of the oldest and newest entry and the front's aggregate (`items[0]`'s) are
+/// copied inline beside the buffer: a firing that evicts nothing (most of them, at
+/// `size / slide` firings per slice) then reads only the key's own state, not the buffer, which
+/// for many sparse keys is a cache miss of its own.
 #[derive(Clone, Debug)]
 pub(crate) struct TwoStacks<A> {
-    items: VecDeque<(i64, A)>,
-    front: usize,
+    /// Start of the oldest entry; `i64::MAX` when empty (nothing starts before it).
+    oldest: i64,
+    /// Start of the newest entry; meaningless when empty.
+    newest: i64,
+    /// The aggregate of the whole front stack (`items[0].1`), `None` when the front is empty.
+    front_agg: Option<A>,
     back_agg: Option<A>,
+    front: usize,
+    items: VecDeque<(i64, A)>,
 }
 
 impl<A: Clone> TwoStacks<A> {
     pub(crate) const fn new() -> Self {
         Self {
-            items: VecDeque::new(),
-            front: 0,
+            oldest: i64::MAX,
+            newest: i64::MIN,
+            front_agg: None,
             back_agg: None,
+            front: 0,
+            items: VecDeque::new(),
         }
+    }
+
+    /// Drops every entry, keeping the buffer for the next pushes.
+    pub(crate) fn clear(&mut self) {
+        self.items.clear();
+        self.oldest = i64::MAX;
+        self.newest = i64::MIN;
+        self.front_agg = None;
+        self.back_agg = None;
+        self.front = 0;
     }
 
     pub(crate) fn len(&self) -> usize {
         self.items.len()
+    }
+
+    /// No entry; read from the inline aggregates, not the buffer (a non-empty FIFO has a
+    /// non-empty front or back stack).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.front_agg.is_none() && self.back_agg.is_none()
     }
 
     pub(crate) fn push<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64, acc: A) {
@@ -42,11 +72,15 @@ impl<A: Clone> TwoStacks<A> {
             Some(agg) => f.merge(agg, acc.clone()),
             None => self.back_agg = Some(acc.clone()),
         }
+        if self.items.is_empty() {
+            self.oldest = start;
+        }
+        self.newest = start;
         self.items.push_back((start, acc));
     }
 
     pub(crate) fn newest_start(&self) -> Option<i64> {
-        self.items.back().map(|e| e.0)
+        (!self.items.is_empty()).then_some(self.newest)
     }
 
     /// Drops every slice starting before `start`; returns how many went.
@@ -55,6 +89,9 @@ impl<A: Clone> TwoStacks<A> {
         f: &F,
         start: i64,
     ) -> usize {
+        if self.oldest >= start {
+            return 0; // the common case: the buffer is not touched
+        }
         let mut evicted = 0;
         while self.items.front().is_some_and(|e| e.0 < start) {
             if self.front == 0 {
@@ -73,18 +110,19 @@ impl<A: Clone> TwoStacks<A> {
             self.front -= 1;
             evicted += 1;
         }
-        if self.items.is_empty() {
-            self.items = VecDeque::new();
-        }
+        self.oldest = self.items.front().map_or(i64::MAX, |e| e.0);
+        self.front_agg = if self.front > 0 {
+            self.items.front().map(|e| e.1.clone())
+        } else {
+            None
+        };
         evicted
     }
 
     /// The aggregate of every slice, merged into `into`.
     pub(crate) fn merge_into<T, F: AggregateFunction<T, Acc = A>>(&self, f: &F, into: &mut A) {
-        if self.front > 0 {
-            if let Some(e) = self.items.front() {
-                f.merge(into, e.1.clone());
-            }
+        if let Some(a) = &self.front_agg {
+            f.merge(into, a.clone());
         }
         if let Some(b) = &self.back_agg {
             f.merge(into, b.clone());
@@ -113,10 +151,14 @@ mod tests {
                 AggregateFunction::<f64>::add(&f, &mut acc, &v);
                 s.push(&f, step, acc);
                 fifo.push((step, v));
+            } else if seed % 97 == 0 {
+                s.clear();
+                fifo.clear();
             } else {
                 let cut = step - (seed % 20) as i64;
-                s.evict_before(&f, cut);
+                let before = fifo.len();
                 fifo.retain(|e| e.0 >= cut);
+                assert_eq!(s.evict_before(&f, cut), before - fifo.len());
             }
             let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
             s.merge_into(&f, &mut acc);
@@ -126,6 +168,8 @@ mod tests {
                 .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
             assert_eq!(AggregateFunction::<f64>::get_result(&f, &acc), expected);
             assert_eq!(s.len(), fifo.len());
+            assert_eq!(s.is_empty(), fifo.is_empty());
+            assert_eq!(s.newest_start(), fifo.last().map(|e| e.0));
         }
     }
 }
