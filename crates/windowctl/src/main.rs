@@ -10,12 +10,14 @@
 //!
 //! This file holds the command line's top level and how errors end the process; the modules:
 //! [`args`] (the flags), [`job_file`] (reading a job file), [`resolve`] (a job file and the
-//! flags into one job), [`plan`] (validating it), [`run`] (running it on the runtime),
+//! flags into one job), [`plan`] (validating it), [`run`] (running it on the runtime), [`output`] (its output sink,
+//! with result rows formatted on their own thread),
 //! [`summary`] (the stderr summary) and [`dstream`] (`windowctl dstream`).
 
 mod args;
 mod dstream;
 mod job_file;
+mod output;
 mod plan;
 mod resolve;
 mod run;

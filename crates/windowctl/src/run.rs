@@ -1,25 +1,25 @@
 //! `windowctl run` on the runtime (`engine::runtime::Runtime`): the sources, the error policy,
-//! the output sink the computation writes its results and late elements to, the progress bar,
-//! and how errors about an element are reported.
+//! the progress bar, and how errors about an element are reported. The output sink is in
+//! [`crate::output`].
 
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
-use engine::core::{AnyWindow, ElementError, Window, WindowOutput};
+use engine::core::ElementError;
 use engine::io::{
-    create_output, format_number, open_source, DeadLetterWriter, ErrorPolicy, InputError,
-    InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts, LateWriter, OutputFormat,
-    ResultWriter,
+    format_number, open_source, DeadLetterWriter, ErrorPolicy, InputError, InputErrorKind,
+    InputSpec, KeyDictionary, KeyId, KeyTexts,
 };
-use engine::job::{Computation, JobResult};
+use engine::job::Computation;
 use engine::runtime::{
     DescribeRejection, ReaderSource, Runtime, RuntimeConfig, RuntimeError, Step,
 };
 
 use crate::args::RunArgs;
-use crate::plan::{plan, Outputs, Plan};
+use crate::output::OutputSink;
+use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
 
@@ -45,6 +45,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         &plan.outputs,
         plan.spec.strategy.emits_empty_results(),
         KeyTexts::new(Arc::clone(&keys)),
+        KeyTexts::new(Arc::clone(&keys)),
     )?;
     let mut policy = ErrorPolicy::new(plan.outputs.on_error);
     if let Some(p) = &plan.outputs.dead_letter {
@@ -67,15 +68,10 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         .then(|| make_progress_bar(rt.progress().1));
     let started = Instant::now();
     let outcome = run_to_end(&mut rt, &mut sink, progress_bar.as_ref());
-    let flushed = sink.flush_all();
+    let flushed = sink.finish();
     outcome.map_err(job_error)?;
     flushed?;
-    summary(
-        &plan,
-        &rt,
-        sink.results.records_written(),
-        started.elapsed(),
-    );
+    summary(&plan, &rt, sink.records_written(), started.elapsed());
     Ok(())
 }
 
@@ -101,143 +97,6 @@ fn run_to_end(
         pb.finish_and_clear();
     }
     outcome
-}
-
-/// Writes results and late elements; keeps the first I/O error (the sink trait cannot return it).
-struct OutputSink {
-    /// The results writer.
-    results: ResultWriter,
-    /// The late-elements writer, if there is a late output.
-    late: Option<LateWriter>,
-    /// The first write error, reported at the next flush; its message names the output.
-    error: Option<std::io::Error>,
-    /// The results output as errors name it: `stdout`, or `--output FILE`.
-    results_name: String,
-    /// The late output as errors name it: `--late-output FILE` (or the job file's key).
-    late_name: String,
-    /// The keys' texts, by id.
-    keys: KeyTexts,
-}
-
-/// `e` with `name` (the output it happened on) before its message.
-fn on_output(name: &str, e: std::io::Error) -> std::io::Error {
-    std::io::Error::new(e.kind(), format!("{name}: {e}"))
-}
-
-impl OutputSink {
-    /// The results writer (`--output`, with the `empty` column for strategies that emit empty
-    /// results) and the late-element writer (`--late-output`).
-    fn create(outputs: &Outputs, empty_column: bool, keys: KeyTexts) -> Result<Self> {
-        let output_target = outputs.output.as_deref().unwrap_or("-");
-        let late = match &outputs.late_output {
-            Some(p) => {
-                let w = create_output(&p.display().to_string())
-                    .context(outputs.late_output_name.clone())?;
-                Some(LateWriter::new(w, OutputFormat::from_path(p)))
-            }
-            None => None,
-        };
-        let out = create_output(output_target)?;
-        let results_name = match output_target {
-            "-" => "stdout".to_owned(),
-            file => format!("--output {file}"),
-        };
-        let late_name = outputs.late_output.as_ref().map_or_else(String::new, |p| {
-            format!("{} {}", outputs.late_output_name, p.display())
-        });
-        Ok(Self {
-            results: if empty_column {
-                ResultWriter::with_empty_column(out, outputs.output_format)
-            } else {
-                ResultWriter::new(out, outputs.output_format)
-            },
-            late,
-            error: None,
-            results_name,
-            late_name,
-            keys,
-        })
-    }
-
-    /// Flushes both writers, at the end (also after a failed run, to keep what was written).
-    fn flush_all(&mut self) -> Result<()> {
-        let flushed = self
-            .results
-            .flush()
-            .map_err(|e| on_output(&self.results_name, e))
-            .context("writing output");
-        if let Some(l) = self.late.as_mut() {
-            l.flush()
-                .map_err(|e| on_output(&self.late_name, e))
-                .context("writing late output")?;
-        }
-        flushed
-    }
-
-    /// Writes one result row (or an `empty` one), unless a write failed before.
-    fn write(&mut self, key: KeyId, window: &AnyWindow, value: Option<f64>, empty: bool) {
-        if self.error.is_some() {
-            return;
-        }
-        let written =
-            self.results
-                .write_interned(&mut self.keys, key, window.bounds(), value, empty);
-        if let Err(e) = written {
-            self.error = Some(on_output(&self.results_name, e));
-        }
-    }
-}
-
-/// An id the job's dictionary did not make (a bug: every id comes from it).
-fn unknown_key(id: KeyId) -> std::io::Error {
-    std::io::Error::other(format!("key id {} has no text", id.index()))
-}
-
-impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
-    fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, _watermark: i64) {
-        let value = match result {
-            JobResult::Number(v) => v,
-            // windowctl offers numeric aggregates only (the plan refuses the others).
-            JobResult::List(_) | JobResult::Elements(_) => None,
-        };
-        self.write(*key, window, value, false);
-    }
-
-    fn emptied(&mut self, key: &KeyId, window: &AnyWindow, _watermark: i64) {
-        self.write(*key, window, None, true);
-    }
-
-    fn take_error(&mut self) -> Option<std::io::Error> {
-        self.error.take()
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
-        self.results
-            .flush()
-            .map_err(|e| on_output(&self.results_name, e))?;
-        match self.late.as_mut() {
-            Some(l) => l.flush().map_err(|e| on_output(&self.late_name, e)),
-            None => Ok(()),
-        }
-    }
-
-    fn late(&mut self, key: KeyId, timestamp: i64, value: f64, watermark: i64) {
-        if self.error.is_some() {
-            return;
-        }
-        if let Some(w) = self.late.as_mut() {
-            let Some(text) = self.keys.get(key) else {
-                self.error = Some(unknown_key(key));
-                return;
-            };
-            if let Err(e) = w.write_late_parts(timestamp, text, value, watermark) {
-                self.error = Some(on_output(&self.late_name, e));
-            }
-        }
-    }
 }
 
 /// A runtime error as windowctl reports it.
