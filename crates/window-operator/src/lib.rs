@@ -36,6 +36,7 @@ mod function;
 mod keys;
 mod merging;
 mod operator;
+mod retired;
 mod timers;
 pub mod watermark;
 

@@ -15,6 +15,7 @@ use window_triggers::{Trigger, TriggerContext};
 
 use crate::function::{FireContext, WindowFunction};
 use crate::keys::{KeyId, KeyTable};
+use crate::retired::Retired;
 use crate::timers::{Domain, MarkedTimers, Marks, TimerStore};
 use crate::{OperatorConfig, OperatorError, Result};
 
@@ -122,6 +123,10 @@ where
     pub(crate) event_time: bool,
     pub(crate) keys: KeyTable<K, A::Window>,
     pub(crate) windows: WindowMap<A::Window, Tr::State, F::Acc>,
+    /// Windows that fired at their end and only wait for cleanup (see [`crate::retired`]).
+    pub(crate) retired: Retired<A::Window, WindowState<Tr::State, F::Acc>>,
+    /// Whether windows retire: event time, not merging, allowed lateness above 0.
+    pub(crate) retiring: bool,
     pub(crate) timers: S,
     pub(crate) processing_time: Timestamp,
     pub(crate) assigned: Vec<A::Window>,
@@ -198,6 +203,7 @@ where
             return Err(OperatorError::NegativeLateness(config.allowed_lateness));
         }
         let event_time = assigner.is_event_time();
+        let retiring = event_time && !assigner.is_merging() && config.allowed_lateness > 0;
         Ok(Self {
             assigner,
             trigger,
@@ -206,6 +212,8 @@ where
             event_time,
             keys: KeyTable::new(),
             windows: HashMap::default(),
+            retired: Retired::default(),
+            retiring,
             timers: S::default(),
             processing_time: Timestamp::MIN,
             assigned: Vec::new(),
@@ -229,7 +237,12 @@ where
 
     /// Window states currently held (all keys).
     pub fn live_windows(&self) -> usize {
-        self.windows.len()
+        self.window_states()
+    }
+
+    /// Window states held: live ones and retired ones.
+    fn window_states(&self) -> usize {
+        self.windows.len() + self.retired.len()
     }
 
     /// Keys currently holding state.
@@ -275,7 +288,7 @@ where
             return Err(Rejected::new(e, key, value));
         }
         if let Some(limit) = self.max_window_states {
-            let states = self.windows.len().saturating_add(assigned.len());
+            let states = self.window_states().saturating_add(assigned.len());
             if states > limit {
                 self.assigned = assigned;
                 let error = ElementError::TooManyWindowStates {
@@ -349,6 +362,13 @@ where
     {
         let cleanup = self.cleanup_time(&window);
         let domain = self.domain();
+        // A window ending at or behind the watermark may have fired and retired: a late element
+        // within the lateness takes it back into the map.
+        if !self.retired.is_empty() && window.max_timestamp() <= self.timers.watermark() {
+            if let Some(s) = self.retired.take(cleanup, id, &window) {
+                self.windows.insert((id, window), s);
+            }
+        }
         let state = match self.windows.entry((id, window)) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -452,7 +472,18 @@ where
 
     /// Removes the window's contents, trigger state, timers and merge-set entry.
     fn clear_all_state(&mut self, id: KeyId, window: A::Window) {
-        if let Some(mut s) = self.windows.remove(&(id, window)) {
+        let taken = self.windows.remove(&(id, window));
+        self.clear_taken_state(id, window, taken);
+    }
+
+    /// [`Self::clear_all_state`] for a state already out of the map (`None`: it has none).
+    fn clear_taken_state(
+        &mut self,
+        id: KeyId,
+        window: A::Window,
+        taken: Option<WindowState<Tr::State, F::Acc>>,
+    ) {
+        if let Some(mut s) = taken {
             self.keys.slot_mut(id).windows -= 1;
             let mut ctx = Ctx {
                 timers: &mut self.timers,
@@ -530,18 +561,30 @@ where
     ) where
         O: WindowOutput<K, A::Window, T, F::Out> + ?Sized,
     {
+        let cleanup = domain == self.domain() && time == self.cleanup_time(&window);
+        // A retired window's state, taken out of the FIFO: cleared below if this is its cleanup
+        // timer, else back into the map.
+        let mut taken = None;
         let mut state = self.windows.get_mut(&(id, window));
+        if state.is_none() && !self.retired.is_empty() {
+            taken = self.retired.take(self.cleanup_time(&window), id, &window);
+            state = taken.as_mut();
+        }
         // Only a timer still live (not deleted since it was registered) fires.
         let marks = state.as_deref_mut().map(|s| &mut s.marks);
-        if !self.timers.take_live(domain, time, id, window, marks) {
+        let live = self.timers.take_live(domain, time, id, window, marks);
+        let slot = self.keys.slot(id);
+        // Not live; a timer left by a key whose state is gone; a timer of a merged-away window
+        // that its trigger did not delete.
+        let stale = !live
+            || slot.is_none_or(|s| self.assigner.is_merging() && !s.sessions.contains(&window));
+        if stale {
+            if let Some(s) = taken {
+                self.windows.insert((id, window), s);
+            }
             return;
         }
-        let Some(slot) = self.keys.slot(id) else {
-            return; // a timer left by a key whose state is gone
-        };
-        if self.assigner.is_merging() && !slot.sessions.contains(&window) {
-            return; // a timer of a merged-away window that its trigger did not delete
-        }
+        let Some(slot) = slot else { return };
         // Borrowed, not cloned: a String key would cost an allocation per firing.
         let key = slot.key.as_ref().expect("live slot has a key");
         let processing_time = self.processing_time;
@@ -585,9 +628,34 @@ where
             fire_ctx,
             out,
         );
-        if domain == self.domain() && time == self.cleanup_time(&window) {
-            self.clear_all_state(id, window);
+        if cleanup {
+            match taken {
+                Some(s) => self.clear_taken_state(id, window, Some(s)),
+                None => self.clear_all_state(id, window),
+            }
             self.keys.release_if_empty(id);
+        } else if let Some(s) = taken {
+            self.windows.insert((id, window), s);
+        } else if self.retiring && domain == Domain::EventTime && time == window.max_timestamp() {
+            self.retire(id, window);
+        }
+    }
+
+    /// Moves the window's state out of the map into the retired FIFO if its cleanup timer is
+    /// all that is left of it (see [`crate::retired`]).
+    fn retire(&mut self, id: KeyId, window: A::Window) {
+        let cleanup = self.cleanup_time(&window);
+        let retirable = self.windows.get(&(id, window)).is_some_and(|s| {
+            self.timers
+                .is_only_timer(&s.marks, Domain::EventTime, cleanup)
+        });
+        if !retirable {
+            return;
+        }
+        if let Some(s) = self.windows.remove(&(id, window)) {
+            if let Err(s) = self.retired.push(cleanup, id, window, s) {
+                self.windows.insert((id, window), s); // out of cleanup order: it stays
+            }
         }
     }
 }
@@ -654,7 +722,7 @@ where
         let (event, processing) = self.timers.pending();
         LiveState {
             keys: self.keys.live(),
-            windows: self.windows.len(),
+            windows: self.window_states(),
             buffered: 0,
             timers: event + processing,
         }

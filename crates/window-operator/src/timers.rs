@@ -98,6 +98,14 @@ impl Marks {
         self.inline.iter().all(Option::is_none) && self.more.is_none()
     }
 
+    /// Whether `(d, t)` is the only live timer.
+    #[must_use]
+    #[inline]
+    pub fn is_only(&self, d: Domain, t: Timestamp) -> bool {
+        self.more.is_none()
+            && matches!(self.inline, [Some(x), None] | [None, Some(x)] if x == (d, t))
+    }
+
     /// The live timers, taken out.
     fn take_all(&mut self) -> impl Iterator<Item = (Domain, Timestamp)> + '_ {
         self.inline
@@ -138,6 +146,15 @@ pub trait TimerStore<W>: Debug + Default {
 
     /// Keeps the timers left in `marks` when the window's state goes away.
     fn adopt(&mut self, key: KeyId, w: W, marks: &mut Marks);
+
+    /// Whether `(d, t)` is known to be the only live timer of the window whose `marks` these
+    /// are: `marks` hold exactly it and no window has an orphan timer. A store that does not
+    /// keep timers in the marks answers `false`, the default (the operator then keeps every
+    /// window in its map: see `crate::retired`).
+    fn is_only_timer(&self, marks: &Marks, d: Domain, t: Timestamp) -> bool {
+        let _ = (marks, d, t);
+        false
+    }
 
     /// The earliest processing-time timer (possibly deleted since).
     fn next_processing_time(&self) -> Option<Timestamp>;
@@ -243,6 +260,10 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for MarkedTimers<W> {
         for (d, t) in marks.take_all() {
             self.orphans.insert((d, t, key, w));
         }
+    }
+
+    fn is_only_timer(&self, marks: &Marks, d: Domain, t: Timestamp) -> bool {
+        self.orphans.is_empty() && marks.is_only(d, t)
     }
 
     fn next_processing_time(&self) -> Option<Timestamp> {
@@ -372,5 +393,15 @@ mod tests {
             ]
         );
         assert!(m.is_empty());
+        assert!(m.insert(Domain::EventTime, 5));
+        assert!(m.is_only(Domain::EventTime, 5));
+        assert!(!m.is_only(Domain::ProcessingTime, 5));
+        assert!(m.insert(Domain::EventTime, 6));
+        assert!(!m.is_only(Domain::EventTime, 5));
+        assert!(m.remove(Domain::EventTime, 5));
+        assert!(
+            m.is_only(Domain::EventTime, 6),
+            "the second inline slot counts too"
+        );
     }
 }

@@ -2,9 +2,11 @@
 //! the plain structure, [`TimerService`] (a set of live timers beside the time order): random
 //! jobs over every built-in trigger, tumbling, sliding and session windows in both time
 //! domains, allowed lateness and the late side output, driven by elements, watermarks and
-//! processing time. Both must emit the same records in the same order (all keys together) and
-//! hold the same timers and windows at the end. Cases come from a seeded generator, so a failure
-//! names its seed.
+//! processing time. Both must emit the same records in the same order (all keys together), hold
+//! the same number of window states after every step and the same timers and windows at the
+//! end. Only the operator on [`MarkedTimers`] retires fired windows that wait for cleanup into
+//! its FIFO (`is_only_timer`), so this also compares the retired path with the plain one. Cases
+//! come from a seeded generator, so a failure names its seed.
 
 #[allow(
     dead_code,
@@ -98,9 +100,11 @@ fn gen_steps(rng: &mut Rng) -> Vec<Step> {
         .collect()
 }
 
-/// Records of one run and what is left at the end: (windows, keys, timers).
+/// Records of one run, the window states held after each step, and what is left at the end:
+/// (windows, keys, timers).
 type Run = (
     Vec<Emitted<&'static str, A2, f64, Contents>>,
+    Vec<usize>,
     (usize, usize, (usize, usize)),
 );
 type A2 = window_core::TimeWindow;
@@ -115,6 +119,7 @@ where
     S: window_operator::TimerStore<A2>,
 {
     let mut out = Vec::new();
+    let mut held = Vec::with_capacity(steps.len());
     for s in steps {
         match *s {
             Step::Element { key, ts, value } => {
@@ -126,13 +131,14 @@ where
             }
             Step::Clock(t) => op.advance_processing_time(t, &mut out),
         }
+        held.push(op.live_windows());
     }
     // The end of input: the final watermark, and the clock well past every window of the case
     // (not to i64::MAX: a continuous trigger would fire every interval up to there).
     op.process_watermark(i64::MAX, &mut out);
     op.advance_processing_time(1_000, &mut out);
     let left = (op.live_windows(), op.live_keys(), op.pending_timers());
-    (out, left)
+    (out, held, left)
 }
 
 fn compare<A>(
@@ -155,12 +161,13 @@ where
         config,
     )
     .ok()?;
-    let (a, left_a) = run(marked, steps);
-    let (b, left_b) = run(plain, steps);
+    let (a, held_a, left_a) = run(marked, steps);
+    let (b, held_b, left_b) = run(plain, steps);
     assert_eq!(
         a, b,
         "seed {seed}: records differ\n{trigger:?} {config:?}\n{steps:?}"
     );
+    assert_eq!(held_a, held_b, "seed {seed}: window states held differ");
     assert_eq!(left_a, left_b, "seed {seed}: state left differs");
     Some(a.len())
 }

@@ -1,0 +1,168 @@
+//! Windows that have fired at their end and only wait for their cleanup (allowed lateness), kept
+//! apart from the live windows in a FIFO ordered by cleanup time.
+//!
+//! With allowed lateness `L`, Flink keeps every window's state until the watermark passes
+//! `max_timestamp + L`, in case a late element comes. For short windows over many keys that
+//! state is mostly windows that have fired and wait: tumbling 10 ms windows with `L` = 1 s hold
+//! 100 times as many states as without lateness. In one hash map with the live windows, every
+//! element's and every firing's lookup then misses the cache. Here a window whose end-of-window
+//! firing left it with no timer but its cleanup timer moves out of the operator's map into this
+//! FIFO: windows fire in timestamp order, so they arrive in cleanup-time order, and their cleanup
+//! timers come due in that same order. Appending and cleaning up are then sequential, and the map
+//! of live windows stays as small as without lateness.
+//!
+//! A window is looked up here only when it may have been retired: for a timer the map has no
+//! state for, and for an element whose window ends at or behind the watermark (a late element
+//! within the lateness). The lookup is O(1) when the window is at the front (a cleanup in the
+//! order of firing, the usual), else a binary search by cleanup time and a scan of the windows
+//! with the same cleanup time. A window taken out (by a late element, or a timer) leaves a
+//! tombstone, dropped when it reaches the front.
+
+use std::collections::VecDeque;
+
+use window_core::Timestamp;
+
+use crate::keys::KeyId;
+
+/// One retired window: `state` is `None` once taken out again (a tombstone).
+#[derive(Debug)]
+struct Entry<W, S> {
+    cleanup: Timestamp,
+    key: KeyId,
+    window: W,
+    state: Option<S>,
+}
+
+/// The FIFO of retired window states `S` of windows `W`, by cleanup time (ms).
+#[derive(Debug)]
+pub(crate) struct Retired<W, S> {
+    entries: VecDeque<Entry<W, S>>,
+    /// Entries with a state (not tombstones).
+    live: usize,
+}
+
+impl<W, S> Default for Retired<W, S> {
+    fn default() -> Self {
+        Self {
+            entries: VecDeque::new(),
+            live: 0,
+        }
+    }
+}
+
+impl<W: PartialEq, S> Retired<W, S> {
+    /// Window states held.
+    pub(crate) fn len(&self) -> usize {
+        self.live
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Retires the window with cleanup time `cleanup` (ms); gives the state back if `cleanup`
+    /// is earlier than the newest retired window's (the FIFO stays ordered; the caller keeps
+    /// the state).
+    pub(crate) fn push(
+        &mut self,
+        cleanup: Timestamp,
+        key: KeyId,
+        window: W,
+        state: S,
+    ) -> Result<(), S> {
+        if self.entries.back().is_some_and(|e| e.cleanup > cleanup) {
+            return Err(state);
+        }
+        self.entries.push_back(Entry {
+            cleanup,
+            key,
+            window,
+            state: Some(state),
+        });
+        self.live += 1;
+        Ok(())
+    }
+
+    /// Takes the state of `(key, window)`, whose cleanup time is `cleanup`, out, if retired.
+    pub(crate) fn take(&mut self, cleanup: Timestamp, key: KeyId, window: &W) -> Option<S> {
+        if self.live == 0 {
+            return None;
+        }
+        let matches = |e: &Entry<W, S>| e.key == key && e.window == *window && e.state.is_some();
+        let front = self.entries.front().is_some_and(matches);
+        let state = if front {
+            self.entries.pop_front().and_then(|e| e.state)
+        } else {
+            let first = self.entries.partition_point(|e| e.cleanup < cleanup);
+            let found = (first..self.entries.len())
+                .take_while(|&i| self.entries[i].cleanup == cleanup)
+                .find(|&i| matches(&self.entries[i]))?;
+            self.entries[found].state.take()
+        };
+        self.live -= 1;
+        // Tombstones at either end go: the front is then always live, and so is the back, whose
+        // cleanup time decides what `push` accepts.
+        while self.entries.front().is_some_and(|e| e.state.is_none()) {
+            self.entries.pop_front();
+        }
+        while self.entries.back().is_some_and(|e| e.state.is_none()) {
+            self.entries.pop_back();
+        }
+        state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Randomized against a plain list: pushes in cleanup order (some refused out of order),
+    /// takes at the front, in the middle, and of windows never retired.
+    #[test]
+    fn retired_matches_a_plain_list() {
+        let mut fifo: Retired<i64, u64> = Retired::default();
+        let mut plain: Vec<(Timestamp, u32, i64, u64)> = Vec::new();
+        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut clock = 0_i64;
+        let mut keys = crate::keys::KeyTable::<u32, i64>::new();
+        let ids: Vec<KeyId> = (0..4).map(|k| keys.intern(&k)).collect();
+        for step in 0..20_000_u64 {
+            let r = next();
+            if r % 3 == 0 {
+                clock += i64::try_from(r % 3).unwrap_or(0);
+                let cleanup = clock - i64::try_from(next() % 4 / 3).unwrap_or(0);
+                let k = u32::try_from(next() % 4).unwrap_or(0);
+                // As in the operator, a window's cleanup time is a function of the window.
+                let w = cleanup * 2 + i64::try_from(next() % 2).unwrap_or(0);
+                if plain.iter().any(|e| e.1 == k && e.2 == w && e.0 == cleanup) {
+                    continue; // a window is retired once
+                }
+                let refused = plain.last().is_some_and(|e| e.0 > cleanup);
+                let pushed = fifo.push(cleanup, ids[k as usize], w, step);
+                assert_eq!(pushed.is_err(), refused);
+                if !refused {
+                    plain.push((cleanup, k, w, step));
+                }
+            } else {
+                let pick = if plain.is_empty() || r % 5 == 0 {
+                    (clock, u32::try_from(next() % 4).unwrap_or(0), clock * 2 + 1)
+                } else {
+                    let i = usize::try_from(next()).unwrap_or(0) % plain.len().min(3);
+                    (plain[i].0, plain[i].1, plain[i].2)
+                };
+                let expected = plain
+                    .iter()
+                    .position(|e| (e.0, e.1, e.2) == pick)
+                    .map(|i| plain.remove(i).3);
+                assert_eq!(fifo.take(pick.0, ids[pick.1 as usize], &pick.2), expected);
+            }
+            assert_eq!(fifo.len(), plain.len());
+        }
+    }
+}
