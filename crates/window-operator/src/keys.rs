@@ -16,19 +16,23 @@ pub struct KeyId {
 }
 
 #[derive(Debug)]
-pub(crate) struct KeySlot<K, W> {
+pub(crate) struct KeySlot<K> {
     pub(crate) key: Option<K>,
     generation: u32,
     /// Number of window states of this key.
     pub(crate) windows: u32,
-    /// The key's current windows for merging assigners (Flink's `MergingWindowSet`).
-    pub(crate) sessions: Vec<W>,
 }
 
+/// The slots are kept small (16 bytes for a small key): a timer's firing reads its key's slot,
+/// and with many keys the slots must stay in cache. The merging assigners' session lists live
+/// beside them, by slot index, and only exist for merging assigners.
 #[derive(Debug)]
 pub(crate) struct KeyTable<K, W> {
     ids: HashMap<K, u32, RandomState>,
-    slots: Vec<KeySlot<K, W>>,
+    slots: Vec<KeySlot<K>>,
+    /// The key's current windows for merging assigners (Flink's `MergingWindowSet`), by slot
+    /// index; shorter than `slots` (an index past its end has none).
+    sessions: Vec<Vec<W>>,
     free: Vec<u32>,
 }
 
@@ -37,6 +41,7 @@ impl<K: Hash + Eq + Clone, W> KeyTable<K, W> {
         Self {
             ids: HashMap::default(),
             slots: Vec::new(),
+            sessions: Vec::new(),
             free: Vec::new(),
         }
     }
@@ -59,7 +64,6 @@ impl<K: Hash + Eq + Clone, W> KeyTable<K, W> {
                 key: Some(key.clone()),
                 generation: 0,
                 windows: 0,
-                sessions: Vec::new(),
             });
             i
         };
@@ -70,20 +74,37 @@ impl<K: Hash + Eq + Clone, W> KeyTable<K, W> {
         }
     }
 
-    pub(crate) fn slot(&self, id: KeyId) -> Option<&KeySlot<K, W>> {
+    pub(crate) fn slot(&self, id: KeyId) -> Option<&KeySlot<K>> {
         self.slots
             .get(id.index as usize)
             .filter(|s| s.generation == id.generation && s.key.is_some())
     }
 
-    pub(crate) fn slot_mut(&mut self, id: KeyId) -> &mut KeySlot<K, W> {
+    pub(crate) fn slot_mut(&mut self, id: KeyId) -> &mut KeySlot<K> {
         &mut self.slots[id.index as usize]
+    }
+
+    /// The key's session windows (merging assigners); empty for others.
+    pub(crate) fn sessions(&self, id: KeyId) -> &[W] {
+        self.sessions
+            .get(id.index as usize)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The key's session windows, to change.
+    pub(crate) fn sessions_mut(&mut self, id: KeyId) -> &mut Vec<W> {
+        let i = id.index as usize;
+        if self.sessions.len() <= i {
+            self.sessions.resize_with(i + 1, Vec::new);
+        }
+        &mut self.sessions[i]
     }
 
     /// Frees the slot if the key holds no window any more.
     pub(crate) fn release_if_empty(&mut self, id: KeyId) {
+        let no_sessions = self.sessions(id).is_empty();
         let slot = &mut self.slots[id.index as usize];
-        if slot.windows == 0 && slot.sessions.is_empty() {
+        if slot.windows == 0 && no_sessions {
             if let Some(k) = slot.key.take() {
                 self.ids.remove(&k);
                 self.free.push(id.index);

@@ -36,7 +36,7 @@ where
         let mut members = std::mem::take(&mut self.merge_scratch.members);
         all.clear();
         merges.clear();
-        all.extend_from_slice(&self.keys.slot_mut(id).sessions);
+        all.extend_from_slice(self.keys.sessions(id));
         all.push(new);
         self.assigner.merge_windows(&mut all, &mut merges);
         // Check every merge before changing anything, so that an error leaves the state as it
@@ -58,7 +58,7 @@ where
                 merged_new = true;
                 result_window = merge_result;
             }
-            let sessions = &mut self.keys.slot_mut(id).sessions;
+            let sessions = &mut self.keys.sessions_mut(id);
             sessions.retain(|w| !members.contains(w));
             sessions.push(merge_result);
             // A new window inside one existing window, without extending it: nothing to merge.
@@ -67,7 +67,7 @@ where
             }
         }
         if result_window == new && !merged_new {
-            let sessions = &mut self.keys.slot_mut(id).sessions;
+            let sessions = &mut self.keys.sessions_mut(id);
             if !sessions.contains(&new) {
                 sessions.push(new);
             }

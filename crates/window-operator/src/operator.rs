@@ -40,6 +40,35 @@ impl<S: Default, A> WindowState<S, A> {
     }
 }
 
+/// A retired window's state: its contents and trigger state. Its timers are not kept: they are
+/// its cleanup timer alone (that is what retires it), made again when it comes back.
+#[derive(Debug)]
+pub(crate) struct RetiredState<S, A> {
+    contents: Option<A>,
+    trigger: S,
+}
+
+impl<S, A> WindowState<S, A> {
+    /// The retired form of a state whose only live timer is its cleanup timer.
+    fn retire(self) -> RetiredState<S, A> {
+        RetiredState {
+            contents: self.contents,
+            trigger: self.trigger,
+        }
+    }
+
+    /// A retired state back, with its cleanup timer (event time, `cleanup`) live again.
+    fn revive(r: RetiredState<S, A>, cleanup: Timestamp) -> Self {
+        let mut marks = Marks::default();
+        marks.insert(Domain::EventTime, cleanup);
+        Self {
+            contents: r.contents,
+            trigger: r.trigger,
+            marks,
+        }
+    }
+}
+
 /// The trigger context for one (key, window): its timers go to the store, with the window's
 /// marks when it has a state.
 pub(crate) struct Ctx<'a, W, S> {
@@ -124,7 +153,7 @@ where
     pub(crate) keys: KeyTable<K, A::Window>,
     pub(crate) windows: WindowMap<A::Window, Tr::State, F::Acc>,
     /// Windows that fired at their end and only wait for cleanup (see [`crate::retired`]).
-    pub(crate) retired: Retired<A::Window, WindowState<Tr::State, F::Acc>>,
+    pub(crate) retired: Retired<A::Window, RetiredState<Tr::State, F::Acc>>,
     /// Whether windows retire: event time, not merging, allowed lateness above 0.
     pub(crate) retiring: bool,
     pub(crate) timers: S,
@@ -366,7 +395,8 @@ where
         // within the lateness takes it back into the map.
         if !self.retired.is_empty() && window.max_timestamp() <= self.timers.watermark() {
             if let Some(s) = self.retired.take(cleanup, id, &window) {
-                self.windows.insert((id, window), s);
+                self.windows
+                    .insert((id, window), WindowState::revive(s, cleanup));
             }
         }
         let state = match self.windows.entry((id, window)) {
@@ -500,7 +530,7 @@ where
             self.delete_cleanup_timer(id, window, None);
         }
         if self.assigner.is_merging() {
-            self.keys.slot_mut(id).sessions.retain(|w| *w != window);
+            self.keys.sessions_mut(id).retain(|w| *w != window);
         }
     }
 
@@ -567,7 +597,11 @@ where
         let mut taken = None;
         let mut state = self.windows.get_mut(&(id, window));
         if state.is_none() && !self.retired.is_empty() {
-            taken = self.retired.take(self.cleanup_time(&window), id, &window);
+            let c = self.cleanup_time(&window);
+            taken = self
+                .retired
+                .take(c, id, &window)
+                .map(|s| WindowState::revive(s, c));
             state = taken.as_mut();
         }
         // Only a timer still live (not deleted since it was registered) fires.
@@ -577,7 +611,8 @@ where
         // Not live; a timer left by a key whose state is gone; a timer of a merged-away window
         // that its trigger did not delete.
         let stale = !live
-            || slot.is_none_or(|s| self.assigner.is_merging() && !s.sessions.contains(&window));
+            || slot.is_none()
+            || (self.assigner.is_merging() && !self.keys.sessions(id).contains(&window));
         if stale {
             if let Some(s) = taken {
                 self.windows.insert((id, window), s);
@@ -653,8 +688,10 @@ where
             return;
         }
         if let Some(s) = self.windows.remove(&(id, window)) {
-            if let Err(s) = self.retired.push(cleanup, id, window, s) {
-                self.windows.insert((id, window), s); // out of cleanup order: it stays
+            if let Err(s) = self.retired.push(cleanup, id, window, s.retire()) {
+                // Out of cleanup order: it stays.
+                self.windows
+                    .insert((id, window), WindowState::revive(s, cleanup));
             }
         }
     }
