@@ -15,6 +15,13 @@ pub struct KeyId {
     generation: u32,
 }
 
+impl KeyId {
+    /// The slot index (a freed key's index is reused, with another generation).
+    pub(crate) fn index(self) -> usize {
+        self.index as usize
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct KeySlot<K> {
     pub(crate) key: Option<K>,

@@ -37,6 +37,7 @@ mod keys;
 mod merging;
 mod operator;
 mod retired;
+mod states;
 mod timers;
 pub mod watermark;
 

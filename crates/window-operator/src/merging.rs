@@ -113,7 +113,7 @@ where
         taken.clear();
         states.clear();
         for m in merged {
-            if let Some(s) = self.windows.remove(&(id, *m)) {
+            if let Some(s) = self.windows.remove(id, m) {
                 self.keys.slot_mut(id).windows -= 1;
                 taken.push((*m, s));
             }
@@ -163,7 +163,7 @@ where
                 }
             }
         }
-        match self.windows.insert((id, result), merged_state) {
+        match self.windows.insert(id, result, merged_state) {
             None => self.keys.slot_mut(id).windows += 1,
             // Not one of the merged windows, yet there: its timers stay live, now as orphans.
             Some(mut old) => self.timers.adopt(id, result, &mut old.marks),

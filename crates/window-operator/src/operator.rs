@@ -1,11 +1,9 @@
 //! The operator itself: per element assign, add, trigger, fire/purge and register cleanup; per
 //! timer ask the trigger again and clean up at `max_timestamp + allowed_lateness`.
 
-use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use ahash::RandomState;
 use window_assigners::{Merges, WindowAssigner};
 use window_core::{
     time, ElementError, LateDataPolicy, LiveState, Rejected, Timestamp, Window, WindowComputation,
@@ -16,11 +14,9 @@ use window_triggers::{Trigger, TriggerContext};
 use crate::function::{FireContext, WindowFunction};
 use crate::keys::{KeyId, KeyTable};
 use crate::retired::Retired;
+use crate::states::WindowStates;
 use crate::timers::{Domain, MarkedTimers, Marks, TimerStore};
 use crate::{OperatorConfig, OperatorError, Result};
-
-/// Per-(key, window) map of window states.
-type WindowMap<W, S, A> = HashMap<(KeyId, W), WindowState<S, A>, RandomState>;
 
 #[derive(Clone, Debug)]
 pub(crate) struct WindowState<S, A> {
@@ -151,7 +147,8 @@ where
     pub(crate) config: OperatorConfig,
     pub(crate) event_time: bool,
     pub(crate) keys: KeyTable<K, A::Window>,
-    pub(crate) windows: WindowMap<A::Window, Tr::State, F::Acc>,
+    /// Window states by (key, window) (see [`crate::states`]).
+    pub(crate) windows: WindowStates<A::Window, WindowState<Tr::State, F::Acc>>,
     /// Windows that fired at their end and only wait for cleanup (see [`crate::retired`]).
     pub(crate) retired: Retired<A::Window, RetiredState<Tr::State, F::Acc>>,
     /// Whether windows retire: event time, not merging, allowed lateness above 0.
@@ -233,6 +230,14 @@ where
         }
         let event_time = assigner.is_event_time();
         let retiring = event_time && !assigner.is_merging() && config.allowed_lateness > 0;
+        // Rings per key for sliding windows, where an element goes into several windows of its
+        // key; one window per element (tumbling) is better served by a map of the live windows
+        // alone, denser with many sparse keys (see `crate::states`).
+        let period = assigner
+            .sliding()
+            .filter(|(size, slide, _)| slide < size)
+            .map(|(_, slide, _)| slide);
+        let windows = WindowStates::new(period);
         Ok(Self {
             assigner,
             trigger,
@@ -240,7 +245,7 @@ where
             config,
             event_time,
             keys: KeyTable::new(),
-            windows: HashMap::default(),
+            windows,
             retired: Retired::default(),
             retiring,
             timers: S::default(),
@@ -396,17 +401,16 @@ where
         if !self.retired.is_empty() && window.max_timestamp() <= self.timers.watermark() {
             if let Some(s) = self.retired.take(cleanup, id, &window) {
                 self.windows
-                    .insert((id, window), WindowState::revive(s, cleanup));
+                    .insert(id, window, WindowState::revive(s, cleanup));
             }
         }
-        let state = match self.windows.entry((id, window)) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                self.metrics.windows_created += 1;
-                self.keys.slot_mut(id).windows += 1;
-                e.insert(WindowState::new())
-            }
-        };
+        let (state, created) = self
+            .windows
+            .get_or_insert_with(id, window, WindowState::new);
+        if created {
+            self.metrics.windows_created += 1;
+            self.keys.slot_mut(id).windows += 1;
+        }
         let acc = state.contents.get_or_insert_with(|| self.function.create());
         self.function.add(acc, value, timestamp);
         let WindowState {
@@ -502,7 +506,7 @@ where
 
     /// Removes the window's contents, trigger state, timers and merge-set entry.
     fn clear_all_state(&mut self, id: KeyId, window: A::Window) {
-        let taken = self.windows.remove(&(id, window));
+        let taken = self.windows.remove(id, &window);
         self.clear_taken_state(id, window, taken);
     }
 
@@ -595,7 +599,7 @@ where
         // A retired window's state, taken out of the FIFO: cleared below if this is its cleanup
         // timer, else back into the map.
         let mut taken = None;
-        let mut state = self.windows.get_mut(&(id, window));
+        let mut state = self.windows.get_mut(id, &window);
         if state.is_none() && !self.retired.is_empty() {
             let c = self.cleanup_time(&window);
             taken = self
@@ -615,7 +619,7 @@ where
             || (self.assigner.is_merging() && !self.keys.sessions(id).contains(&window));
         if stale {
             if let Some(s) = taken {
-                self.windows.insert((id, window), s);
+                self.windows.insert(id, window, s);
             }
             return;
         }
@@ -670,7 +674,7 @@ where
             }
             self.keys.release_if_empty(id);
         } else if let Some(s) = taken {
-            self.windows.insert((id, window), s);
+            self.windows.insert(id, window, s);
         } else if self.retiring && domain == Domain::EventTime && time == window.max_timestamp() {
             self.retire(id, window);
         }
@@ -680,18 +684,18 @@ where
     /// all that is left of it (see [`crate::retired`]).
     fn retire(&mut self, id: KeyId, window: A::Window) {
         let cleanup = self.cleanup_time(&window);
-        let retirable = self.windows.get(&(id, window)).is_some_and(|s| {
+        let retirable = self.windows.get(id, &window).is_some_and(|s| {
             self.timers
                 .is_only_timer(&s.marks, Domain::EventTime, cleanup)
         });
         if !retirable {
             return;
         }
-        if let Some(s) = self.windows.remove(&(id, window)) {
+        if let Some(s) = self.windows.remove(id, &window) {
             if let Err(s) = self.retired.push(cleanup, id, window, s.retire()) {
                 // Out of cleanup order: it stays.
                 self.windows
-                    .insert((id, window), WindowState::revive(s, cleanup));
+                    .insert(id, window, WindowState::revive(s, cleanup));
             }
         }
     }

@@ -257,6 +257,9 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for MarkedTimers<W> {
     }
 
     fn adopt(&mut self, key: KeyId, w: W, marks: &mut Marks) {
+        if marks.is_empty() {
+            return; // the usual: the trigger and the cleanup deleted every timer
+        }
         for (d, t) in marks.take_all() {
             self.orphans.insert((d, t, key, w));
         }
