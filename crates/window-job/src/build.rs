@@ -24,7 +24,7 @@ use window_operator::{
     AnyEvictor, CountEvictor, EvictMoment, Evicting, Incremental, OperatorConfig, OperatorError,
     WindowFunction, WindowOperator,
 };
-use window_triggers::{AnyTrigger, CountTrigger};
+use window_triggers::{AnyTrigger, CountTrigger, EventTimeTrigger, Trigger};
 
 use crate::parts::{TriggerSpec, WindowSpec};
 use crate::spec::{syntax, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy};
@@ -270,6 +270,14 @@ where
         late_data: spec.late_data,
     };
     match (spec.aggregate, evictor) {
+        // The default event-time trigger by its own type: no dispatch, and no trigger state in
+        // each window's state (`AnyTrigger`'s is the union of every built-in trigger's).
+        (JobAggregate::Numeric(aggregate), None) if matches!(trigger, AnyTrigger::EventTime) => {
+            Ok(visitor.visit(limited(
+                WindowOperator::new(assigner, EventTimeTrigger, Incremental(aggregate), config)?,
+                spec,
+            )))
+        }
         (JobAggregate::Numeric(aggregate), None) => Ok(visitor.visit(limited(
             WindowOperator::new(assigner, trigger, Incremental(aggregate), config)?,
             spec,
@@ -287,13 +295,14 @@ where
 }
 
 /// The operator with the spec's limit on window states.
-fn limited<K, A, F>(
-    mut op: WindowOperator<K, f64, A, AnyTrigger<f64>, F>,
+fn limited<K, A, Tr, F>(
+    mut op: WindowOperator<K, f64, A, Tr, F>,
     spec: &JobSpec,
-) -> WindowOperator<K, f64, A, AnyTrigger<f64>, F>
+) -> WindowOperator<K, f64, A, Tr, F>
 where
     K: JobKey,
     A: WindowAssigner<f64>,
+    Tr: Trigger<f64, A::Window>,
     F: WindowFunction<f64>,
 {
     op.set_max_window_states(spec.max_window_states);
