@@ -190,6 +190,18 @@ impl<W: Write> RowWriter<W> {
         Ok(())
     }
 
+    /// Appends one CSV row that `row` builds in the buffer (the caller's fast path for a row
+    /// shape it knows), after the header, as [`RowWriter::write_row`] would.
+    pub(crate) fn write_csv_with(&mut self, row: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        debug_assert_eq!(self.format, OutputFormat::Csv);
+        self.write_header_once();
+        row(&mut self.buf);
+        if self.buf.len() >= FLUSH_AT {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
     /// Hands the gathered rows to the writer.
     fn hand_over(&mut self) -> io::Result<()> {
         if let Some(w) = self.writer.as_mut() {

@@ -148,6 +148,10 @@ pub struct ResultWriter<W: Write = Box<dyn Write + Send>> {
     /// Each interned key in the output's form (quoted, escaped), by id, made at its first
     /// result: a result row copies it instead of quoting the key again.
     encoded_keys: EncodedKeys,
+    /// CSV: the window of the last interned row and its `,start,end,` text, which the rows of
+    /// one firing round (one window, many keys) share.
+    last_window: Option<Option<(i64, i64)>>,
+    window_text: Vec<u8>,
 }
 
 /// Encoded key texts in one buffer, with a span per key id: a result row's copy of its key
@@ -196,6 +200,8 @@ impl<W: Write> ResultWriter<W> {
             written: 0,
             empty_column: false,
             encoded_keys: EncodedKeys::default(),
+            last_window: None,
+            window_text: Vec::new(),
         }
     }
 
@@ -207,6 +213,8 @@ impl<W: Write> ResultWriter<W> {
             written: 0,
             empty_column: true,
             encoded_keys: EncodedKeys::default(),
+            last_window: None,
+            window_text: Vec::new(),
         }
     }
 
@@ -267,6 +275,38 @@ impl<W: Write> ResultWriter<W> {
             self.encoded_keys.insert(index, self.rows.format(), text);
         }
         let encoded = self.encoded_keys.get(index).unwrap_or_default();
+        if self.rows.format() == OutputFormat::Csv {
+            // The cells as `write_row` writes them, with the window's text reused.
+            if self.last_window != Some(window) {
+                self.window_text.clear();
+                self.window_text.push(b',');
+                if let Some((start, end)) = window {
+                    self.window_text
+                        .extend_from_slice(itoa::Buffer::new().format(start).as_bytes());
+                    self.window_text.push(b',');
+                    self.window_text
+                        .extend_from_slice(itoa::Buffer::new().format(end).as_bytes());
+                } else {
+                    self.window_text.push(b',');
+                }
+                self.window_text.push(b',');
+                self.last_window = Some(window);
+            }
+            let (window_text, empty_column) = (&self.window_text, self.empty_column);
+            self.rows.write_csv_with(|buf| {
+                buf.extend_from_slice(encoded);
+                buf.extend_from_slice(window_text);
+                if let Some(v) = result {
+                    push_number(buf, v);
+                }
+                if empty_column {
+                    buf.extend_from_slice(if empty { b",true" } else { b",false" });
+                }
+                buf.push(b'\n');
+            })?;
+            self.written += 1;
+            return Ok(());
+        }
         Self::write_row(
             &mut self.rows,
             &mut self.written,
