@@ -1,15 +1,16 @@
 //! The output side of `windowctl run`: the sink the computation writes its results and late
 //! elements to.
 //!
-//! Result rows are formatted on a thread of their own (a pipeline stage, as the reader threads
-//! are on the input side), so that the operator's thread only hands over compact rows (key id,
-//! window bounds, value) in batches, and formatting uses the other core. The rows reach the file
-//! in the order the computation emitted them: one thread writes them, from one channel. A write
-//! error stops that thread's writing and comes back to the operator's thread, which reports it at
-//! its next look (`take_error`) or flush, as a direct write would. `flush` waits until every row
-//! handed over is written and flushed, so it is a consistent point as before.
+//! Rows are formatted on a thread of their own (a pipeline stage, as the reader threads are on
+//! the input side), so that the operator's thread only hands over compact rows (key id, window
+//! bounds, value; or a late element) in batches, and formatting uses the other core. One thread
+//! writes both outputs, in the order the computation emitted the rows, through the same writers
+//! as before: the bytes are the same, also where results and late elements share stdout.
 //!
-//! Late elements are rare and go to their own file; they are written on the operator's thread.
+//! A write error stops that thread's writing and comes back to the operator's thread, which
+//! reports it at its next look (`take_error`, between batches) or flush. `flush` hands over what
+//! is pending and asks the writer to flush, without waiting (a live input flushes after every
+//! element); [`OutputSink::finish`] waits until everything is written and flushed.
 
 use std::io;
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
@@ -22,13 +23,21 @@ use engine::job::JobResult;
 
 use crate::plan::Outputs;
 
-/// One result row as the operator's thread hands it over: what the row writer needs, no text.
+/// One row as the operator's thread hands it over: what the writers need, no text.
 #[derive(Clone, Copy, Debug)]
-struct Row {
-    key: KeyId,
-    bounds: Option<(i64, i64)>,
-    value: Option<f64>,
-    empty: bool,
+enum Row {
+    Result {
+        key: KeyId,
+        bounds: Option<(i64, i64)>,
+        value: Option<f64>,
+        empty: bool,
+    },
+    Late {
+        key: KeyId,
+        timestamp: i64,
+        value: f64,
+        watermark: i64,
+    },
 }
 
 /// Rows handed over at a time: large enough that the channel costs nothing per row, small
@@ -42,8 +51,15 @@ const BATCHES_IN_FLIGHT: usize = 8;
 /// From the operator's thread to the writer thread.
 enum ToWriter {
     Rows(Vec<Row>),
-    /// Flush the writer and answer with `Back::Flushed`.
+    /// Flush both writers.
     Flush,
+}
+
+/// Which output a write error happened on.
+#[derive(Clone, Copy, Debug)]
+enum Which {
+    Results,
+    Late,
 }
 
 /// From the writer thread back.
@@ -51,70 +67,118 @@ enum Back {
     /// An emptied batch, to be filled again (no allocation per batch).
     Spare(Vec<Row>),
     /// The first write error; the writer writes nothing after it.
-    Failed(io::Error),
-    /// The answer to `ToWriter::Flush`.
-    Flushed(io::Result<()>),
+    Failed(Which, io::Error),
 }
 
-/// The writer thread's end: writes the rows it is given, in order, until the channel closes;
-/// gives its writer back (for the count of rows written).
-fn write_rows(
-    mut results: ResultWriter,
-    mut keys: KeyTexts,
-    rx: Receiver<ToWriter>,
-    back: mpsc::Sender<Back>,
-) -> ResultWriter {
-    let mut failed = false;
-    for msg in rx {
-        match msg {
-            ToWriter::Rows(mut rows) => {
-                if !failed {
-                    for r in &rows {
-                        let written =
-                            results.write_interned(&mut keys, r.key, r.bounds, r.value, r.empty);
-                        if let Err(e) = written {
-                            failed = true;
-                            // The operator's side may be gone already; then nobody is left to tell.
-                            let _ = back.send(Back::Failed(e));
-                            break;
-                        }
-                    }
-                }
-                rows.clear();
-                let _ = back.send(Back::Spare(rows));
-            }
-            ToWriter::Flush => {
-                let flushed = if failed { Ok(()) } else { results.flush() };
-                failed |= flushed.is_err();
-                let _ = back.send(Back::Flushed(flushed));
+/// The writer thread: the writers and the keys' texts.
+struct Writers {
+    results: ResultWriter,
+    late: Option<LateWriter>,
+    keys: KeyTexts,
+}
+
+impl Writers {
+    fn write(&mut self, row: &Row) -> Result<(), (Which, io::Error)> {
+        match *row {
+            Row::Result {
+                key,
+                bounds,
+                value,
+                empty,
+            } => self
+                .results
+                .write_interned(&mut self.keys, key, bounds, value, empty)
+                .map_err(|e| (Which::Results, e)),
+            Row::Late {
+                key,
+                timestamp,
+                value,
+                watermark,
+            } => {
+                let Some(w) = self.late.as_mut() else {
+                    return Ok(()); // no late output: the sink hands over no late rows then
+                };
+                let Some(text) = self.keys.get(key) else {
+                    let e = io::Error::other(format!("key id {} has no text", key.index()));
+                    return Err((Which::Late, e));
+                };
+                w.write_late_parts(timestamp, text, value, watermark)
+                    .map_err(|e| (Which::Late, e))
             }
         }
     }
-    results
+
+    fn flush(&mut self) -> Result<(), (Which, io::Error)> {
+        let results = self.results.flush().map_err(|e| (Which::Results, e));
+        let late = match self.late.as_mut() {
+            Some(l) => l.flush().map_err(|e| (Which::Late, e)),
+            None => Ok(()),
+        };
+        results.and(late)
+    }
+
+    /// Writes the rows it is given, in order, until the channel closes; flushes at the end;
+    /// gives back the number of results written.
+    fn run(mut self, rx: Receiver<ToWriter>, back: mpsc::Sender<Back>) -> u64 {
+        let mut failed = false;
+        // The operator's side may be gone already; then nobody is left to tell (`let _`).
+        let fail = |failed: &mut bool, (which, e)| {
+            *failed = true;
+            let _ = back.send(Back::Failed(which, e));
+        };
+        for msg in rx {
+            match msg {
+                ToWriter::Rows(mut rows) => {
+                    if !failed {
+                        if let Err(e) = rows.iter().try_for_each(|r| self.write(r)) {
+                            fail(&mut failed, e);
+                        }
+                    }
+                    rows.clear();
+                    let _ = back.send(Back::Spare(rows));
+                }
+                ToWriter::Flush => {
+                    if !failed {
+                        if let Err(e) = self.flush() {
+                            fail(&mut failed, e);
+                        }
+                    }
+                }
+            }
+        }
+        if !failed {
+            if let Err(e) = self.flush() {
+                fail(&mut failed, e);
+            }
+        }
+        self.results.records_written()
+    }
 }
 
-/// Writes results (through the writer thread) and late elements; keeps the first I/O error
-/// (the sink trait cannot return it) and reports it at the next look or flush.
+/// Writes results and late elements through the writer thread; keeps the first I/O error (the
+/// sink trait cannot return it) and reports it at the next look or flush.
 pub(crate) struct OutputSink {
     /// Rows gathered for the next hand-over.
     pending: Vec<Row>,
+    /// Rows handed over since the last flush asked for.
+    dirty: bool,
     /// Emptied batches back from the writer.
     spares: Vec<Vec<Row>>,
     to_writer: Option<SyncSender<ToWriter>>,
     back: Receiver<Back>,
-    writer: Option<JoinHandle<ResultWriter>>,
-    /// Rows written, known once the writer thread has ended (see `finish`).
+    writer: Option<JoinHandle<u64>>,
+    /// Results written, known once the writer thread has ended (see `finish`).
     written: u64,
-    /// The late-elements writer, if there is a late output.
-    late: Option<LateWriter>,
+    /// Whether there is a late output (else late elements are only counted).
+    has_late: bool,
     /// The first write error, reported at the next look or flush; its message names the output.
     error: Option<io::Error>,
+    /// Whether that error was on the late output (for the context `finish` gives it).
+    error_on_late: bool,
     /// The results output as errors name it: `stdout`, or `--output FILE`.
     results_name: String,
     /// The late output as errors name it: `--late-output FILE` (or the job file's key).
     late_name: String,
-    /// The keys' texts, by id, for the late output.
-    keys: KeyTexts,
 }
 
 /// `e` with `name` (the output it happened on) before its message.
@@ -122,24 +186,19 @@ fn on_output(name: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{name}: {e}"))
 }
 
-/// An id the job's dictionary did not make (a bug: every id comes from it).
-fn unknown_key(id: KeyId) -> io::Error {
-    io::Error::other(format!("key id {} has no text", id.index()))
+/// The error of a sink whose writer thread is gone.
+fn writer_gone() -> io::Error {
+    io::Error::other("the output thread ended early")
 }
 
 impl OutputSink {
     /// The results writer (`--output`, with the `empty` column for strategies that emit empty
-    /// results) on its own thread, and the late-element writer (`--late-output`). `results_keys`
-    /// and `late_keys` are two views of the job's key dictionary.
+    /// results) and the late-element writer (`--late-output`), on their own thread; `keys` is a
+    /// view of the job's key dictionary.
     ///
     /// # Errors
     /// An output that cannot be created (named in the error); the writer thread cannot start.
-    pub(crate) fn create(
-        outputs: &Outputs,
-        empty_column: bool,
-        results_keys: KeyTexts,
-        late_keys: KeyTexts,
-    ) -> Result<Self> {
+    pub(crate) fn create(outputs: &Outputs, empty_column: bool, keys: KeyTexts) -> Result<Self> {
         let output_target = outputs.output.as_deref().unwrap_or("-");
         let late = match &outputs.late_output {
             Some(p) => {
@@ -162,57 +221,64 @@ impl OutputSink {
         } else {
             ResultWriter::new(out, outputs.output_format)
         };
+        let has_late = late.is_some();
+        let writers = Writers {
+            results,
+            late,
+            keys,
+        };
         let (to_writer, rx) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
         let (back_tx, back) = mpsc::channel();
         let writer = std::thread::Builder::new()
             .name("output".to_owned())
-            .spawn(move || write_rows(results, results_keys, rx, back_tx))
+            .spawn(move || writers.run(rx, back_tx))
             .context("starting the output thread")?;
         Ok(Self {
             pending: Vec::with_capacity(ROWS_PER_BATCH),
+            dirty: false,
             spares: Vec::new(),
             to_writer: Some(to_writer),
             back,
             writer: Some(writer),
             written: 0,
-            late,
+            has_late,
             error: None,
+            error_on_late: false,
             results_name,
             late_name,
-            keys: late_keys,
         })
     }
 
-    /// Rows written to the results output; complete after [`OutputSink::finish`].
+    /// Results written to the results output; complete after [`OutputSink::finish`].
     pub(crate) fn records_written(&self) -> u64 {
         self.written
     }
 
-    /// Writes what is pending, flushes both writers and ends the writer thread, at the end
-    /// (also after a failed run, to keep what was written).
+    /// Hands over what is pending, waits until the writer thread has written and flushed
+    /// everything and ends it, at the end (also after a failed run, to keep what was written).
     ///
     /// # Errors
     /// The first write error not reported yet, named by its output.
     pub(crate) fn finish(&mut self) -> Result<()> {
-        let flushed = self.flush_results().context("writing output");
-        self.to_writer = None; // closes the channel: the writer thread ends
+        self.hand_over();
+        self.to_writer = None; // closes the channel: the writer writes the rest, flushes, ends
+                               // Everything it sends back, until it has ended and dropped its end.
+        while let Ok(msg) = self.back.recv() {
+            self.on_back(msg);
+        }
         if let Some(handle) = self.writer.take() {
             match handle.join() {
-                Ok(w) => self.written = w.records_written(),
-                Err(_) => {
-                    return Err(anyhow::anyhow!(
-                        "{}: the output thread failed",
-                        self.results_name
-                    ))
-                }
+                Ok(written) => self.written = written,
+                Err(_) => self.keep_error(&self.results_name.clone(), writer_gone()),
             }
         }
-        if let Some(l) = self.late.as_mut() {
-            l.flush()
-                .map_err(|e| on_output(&self.late_name, e))
-                .context("writing late output")?;
+        match self.error.take() {
+            Some(e) if self.error_on_late => {
+                Err(anyhow::Error::new(e).context("writing late output"))
+            }
+            Some(e) => Err(anyhow::Error::new(e).context("writing output")),
+            None => Ok(()),
         }
-        flushed
     }
 
     /// Takes what the writer thread sent back without waiting: spare batches, an error.
@@ -228,14 +294,30 @@ impl OutputSink {
     fn on_back(&mut self, msg: Back) {
         match msg {
             Back::Spare(rows) => self.spares.push(rows),
-            Back::Failed(e) | Back::Flushed(Err(e)) => self.keep_error(e),
-            Back::Flushed(Ok(())) => {}
+            Back::Failed(Which::Results, e) => self.keep_error(&self.results_name.clone(), e),
+            Back::Failed(Which::Late, e) => {
+                if self.error.is_none() {
+                    self.error_on_late = true;
+                }
+                self.keep_error(&self.late_name.clone(), e);
+            }
         }
     }
 
-    fn keep_error(&mut self, e: io::Error) {
+    fn keep_error(&mut self, name: &str, e: io::Error) {
         if self.error.is_none() {
-            self.error = Some(on_output(&self.results_name, e));
+            self.error = Some(on_output(name, e));
+        }
+    }
+
+    /// Sends `msg` to the writer thread; an error if it is gone.
+    fn send(&mut self, msg: ToWriter) {
+        let sent = self
+            .to_writer
+            .as_ref()
+            .is_some_and(|tx| tx.send(msg).is_ok());
+        if !sent {
+            self.keep_error(&self.results_name.clone(), writer_gone());
         }
     }
 
@@ -250,61 +332,16 @@ impl OutputSink {
             .pop()
             .unwrap_or_else(|| Vec::with_capacity(ROWS_PER_BATCH));
         let rows = std::mem::replace(&mut self.pending, next);
-        let sent = self
-            .to_writer
-            .as_ref()
-            .is_some_and(|tx| tx.send(ToWriter::Rows(rows)).is_ok());
-        if !sent {
-            self.keep_error(io::Error::other("the output thread ended early"));
-        }
+        self.dirty = true;
+        self.send(ToWriter::Rows(rows));
     }
 
-    /// Hands over what is pending and waits until the writer has written and flushed it.
-    fn flush_results(&mut self) -> io::Result<()> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
-        self.hand_over();
-        let sent = self
-            .to_writer
-            .as_ref()
-            .is_some_and(|tx| tx.send(ToWriter::Flush).is_ok());
-        if sent {
-            loop {
-                match self.back.recv() {
-                    Ok(Back::Flushed(r)) => {
-                        if let Err(e) = r {
-                            self.keep_error(e);
-                        }
-                        break;
-                    }
-                    Ok(other) => self.on_back(other),
-                    Err(_) => {
-                        self.keep_error(io::Error::other("the output thread ended early"));
-                        break;
-                    }
-                }
-            }
-        } else if self.to_writer.is_some() {
-            self.keep_error(io::Error::other("the output thread ended early"));
-        }
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    /// Queues one result row (or an `empty` one), unless a write failed before.
-    fn write(&mut self, key: KeyId, window: &AnyWindow, value: Option<f64>, empty: bool) {
+    /// Queues one row, unless a write failed before.
+    fn push(&mut self, row: Row) {
         if self.error.is_some() {
             return;
         }
-        self.pending.push(Row {
-            key,
-            bounds: window.bounds(),
-            value,
-            empty,
-        });
+        self.pending.push(row);
         if self.pending.len() >= ROWS_PER_BATCH {
             self.hand_over();
         }
@@ -318,11 +355,21 @@ impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
             // windowctl offers numeric aggregates only (the plan refuses the others).
             JobResult::List(_) | JobResult::Elements(_) => None,
         };
-        self.write(*key, window, value, false);
+        self.push(Row::Result {
+            key: *key,
+            bounds: window.bounds(),
+            value,
+            empty: false,
+        });
     }
 
     fn emptied(&mut self, key: &KeyId, window: &AnyWindow, _watermark: i64) {
-        self.write(*key, window, None, true);
+        self.push(Row::Result {
+            key: *key,
+            bounds: window.bounds(),
+            value: None,
+            empty: true,
+        });
     }
 
     fn take_error(&mut self) -> Option<io::Error> {
@@ -330,26 +377,29 @@ impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
         self.error.take()
     }
 
+    /// Hands over what is pending and asks the writer to flush both outputs, if anything was
+    /// handed over since the last flush; does not wait (see the module documentation).
     fn flush(&mut self) -> io::Result<()> {
-        self.flush_results()?;
-        match self.late.as_mut() {
-            Some(l) => l.flush().map_err(|e| on_output(&self.late_name, e)),
+        self.hand_over();
+        if self.dirty {
+            self.dirty = false;
+            self.send(ToWriter::Flush);
+        }
+        self.drain_back();
+        match self.error.take() {
+            Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
     fn late(&mut self, key: KeyId, timestamp: i64, value: f64, watermark: i64) {
-        if self.error.is_some() {
-            return;
-        }
-        if let Some(w) = self.late.as_mut() {
-            let Some(text) = self.keys.get(key) else {
-                self.error = Some(unknown_key(key));
-                return;
-            };
-            if let Err(e) = w.write_late_parts(timestamp, text, value, watermark) {
-                self.error = Some(on_output(&self.late_name, e));
-            }
+        if self.has_late {
+            self.push(Row::Late {
+                key,
+                timestamp,
+                value,
+                watermark,
+            });
         }
     }
 }

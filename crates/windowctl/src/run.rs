@@ -45,7 +45,6 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         &plan.outputs,
         plan.spec.strategy.emits_empty_results(),
         KeyTexts::new(Arc::clone(&keys)),
-        KeyTexts::new(Arc::clone(&keys)),
     )?;
     let mut policy = ErrorPolicy::new(plan.outputs.on_error);
     if let Some(p) = &plan.outputs.dead_letter {
