@@ -398,7 +398,10 @@ where
         let domain = self.domain();
         // A window ending at or behind the watermark may have fired and retired: a late element
         // within the lateness takes it back into the map.
-        if !self.retired.is_empty() && window.max_timestamp() <= self.timers.watermark() {
+        if !self.retired.is_empty()
+            && window.max_timestamp() <= self.timers.watermark()
+            && self.windows.get(id, &window).is_none()
+        {
             if let Some(s) = self.retired.take(cleanup, id, &window) {
                 self.windows
                     .insert(id, window, WindowState::revive(s, cleanup));

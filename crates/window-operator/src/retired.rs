@@ -12,14 +12,19 @@
 //! of live windows stays as small as without lateness.
 //!
 //! A window is looked up here only when it may have been retired: for a timer the map has no
-//! state for, and for an element whose window ends at or behind the watermark (a late element
-//! within the lateness). The lookup is O(1) when the window is at the front (a cleanup in the
-//! order of firing, the usual), else a binary search by cleanup time and a scan of the windows
-//! with the same cleanup time. A window taken out (by a late element, or a timer) leaves a
-//! tombstone, dropped when it reaches the front.
+//! state for, and for an element whose window ends at or behind the watermark and is not in the
+//! map (a late element within the lateness). The lookup is O(1) when the window is at the front
+//! (a cleanup in the order of firing, the usual). Anywhere else it is a binary search by cleanup
+//! time and a scan of the windows with that cleanup time, which is one window per active key:
+//! after [`INDEX_AFTER`] such scans (late elements keep coming) the FIFO builds a hash index by
+//! (key, window) and keeps it, so each lookup is then one hash probe, at one hash insert and
+//! removal per retired window. A window taken out leaves a tombstone, dropped when it reaches
+//! either end.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 
+use ahash::RandomState;
 use window_core::Timestamp;
 
 use crate::keys::KeyId;
@@ -33,24 +38,46 @@ struct Entry<W, S> {
     state: Option<S>,
 }
 
+/// Lookups away from the front after which the FIFO indexes its windows (see the module
+/// documentation).
+pub(crate) const INDEX_AFTER: u64 = 256;
+
 /// The FIFO of retired window states `S` of windows `W`, by cleanup time (ms).
 #[derive(Debug)]
 pub(crate) struct Retired<W, S> {
     entries: VecDeque<Entry<W, S>>,
     /// Entries with a state (not tombstones).
     live: usize,
+    /// The sequence number of `entries[0]` (every entry pushed has the next one).
+    front_seq: u64,
+    /// Once built: the sequence number of every live entry, by (key, window).
+    index: Option<HashMap<(KeyId, W), u64, RandomState>>,
+    /// Lookups that scanned, and how many make the index.
+    scans: u64,
+    index_after: u64,
 }
 
 impl<W, S> Default for Retired<W, S> {
     fn default() -> Self {
+        Self::with_index_after(INDEX_AFTER)
+    }
+}
+
+impl<W, S> Retired<W, S> {
+    /// A FIFO that builds its index after `scans` lookups away from the front.
+    pub(crate) fn with_index_after(scans: u64) -> Self {
         Self {
             entries: VecDeque::new(),
             live: 0,
+            front_seq: 0,
+            index: None,
+            scans: 0,
+            index_after: scans,
         }
     }
 }
 
-impl<W: PartialEq, S> Retired<W, S> {
+impl<W: Copy + Eq + Hash, S> Retired<W, S> {
     /// Window states held.
     pub(crate) fn len(&self) -> usize {
         self.live
@@ -73,6 +100,9 @@ impl<W: PartialEq, S> Retired<W, S> {
         if self.entries.back().is_some_and(|e| e.cleanup > cleanup) {
             return Err(state);
         }
+        if let Some(index) = self.index.as_mut() {
+            index.insert((key, window), self.front_seq + self.entries.len() as u64);
+        }
         self.entries.push_back(Entry {
             cleanup,
             key,
@@ -91,8 +121,21 @@ impl<W: PartialEq, S> Retired<W, S> {
         let matches = |e: &Entry<W, S>| e.key == key && e.window == *window && e.state.is_some();
         let front = self.entries.front().is_some_and(matches);
         let state = if front {
+            if let Some(index) = self.index.as_mut() {
+                index.remove(&(key, *window));
+            }
+            self.front_seq += 1;
             self.entries.pop_front().and_then(|e| e.state)
+        } else if let Some(index) = self.index.as_mut() {
+            let seq = index.remove(&(key, *window))?;
+            let i = usize::try_from(seq - self.front_seq).ok()?;
+            self.entries.get_mut(i)?.state.take()
         } else {
+            self.scans += 1;
+            if self.scans >= self.index_after {
+                self.build_index();
+                return self.take(cleanup, key, window);
+            }
             let first = self.entries.partition_point(|e| e.cleanup < cleanup);
             let found = (first..self.entries.len())
                 .take_while(|&i| self.entries[i].cleanup == cleanup)
@@ -104,11 +147,24 @@ impl<W: PartialEq, S> Retired<W, S> {
         // cleanup time decides what `push` accepts.
         while self.entries.front().is_some_and(|e| e.state.is_none()) {
             self.entries.pop_front();
+            self.front_seq += 1;
         }
         while self.entries.back().is_some_and(|e| e.state.is_none()) {
             self.entries.pop_back();
         }
         state
+    }
+
+    /// Indexes every live entry by (key, window).
+    fn build_index(&mut self) {
+        let index = self
+            .entries
+            .iter()
+            .zip(self.front_seq..)
+            .filter(|(e, _)| e.state.is_some())
+            .map(|(e, seq)| ((e.key, e.window), seq))
+            .collect();
+        self.index = Some(index);
     }
 }
 
@@ -120,7 +176,14 @@ mod tests {
     /// takes at the front, in the middle, and of windows never retired.
     #[test]
     fn retired_matches_a_plain_list() {
-        let mut fifo: Retired<i64, u64> = Retired::default();
+        // Scans only; the index from the first scan on; the index built midway.
+        for index_after in [u64::MAX, 0, 300] {
+            retired_matches_a_plain_list_with(index_after);
+        }
+    }
+
+    fn retired_matches_a_plain_list_with(index_after: u64) {
+        let mut fifo: Retired<i64, u64> = Retired::with_index_after(index_after);
         let mut plain: Vec<(Timestamp, u32, i64, u64)> = Vec::new();
         let mut seed = 0x2545_F491_4F6C_DD1D_u64;
         let mut next = || {
