@@ -23,6 +23,7 @@ use window_core::AggregateFunction;
 /// `size / slide` firings per slice) then reads only the key's own state, not the buffer, which
 /// for many sparse keys is a cache miss of its own.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct TwoStacks<A> {
     /// Start of the oldest entry; `i64::MAX` when empty (nothing starts before it).
     oldest: i64,
