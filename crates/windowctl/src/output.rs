@@ -40,9 +40,10 @@ enum Row {
     },
 }
 
-/// Rows handed over at a time: large enough that the channel costs nothing per row, small
-/// enough (48 KiB) to stay in cache between the two threads.
-const ROWS_PER_BATCH: usize = 1024;
+/// Rows handed over at a time: large enough that the channel and the wake-up of the writer cost
+/// nothing per row (4096 rows ran the 100 k Zipf sliced job and the default job 6-8 % faster
+/// than 1024), small enough (about 200 KiB) to stay in the L2 cache between the two threads.
+const ROWS_PER_BATCH: usize = 4096;
 
 /// Batches in flight at most: the operator's thread waits when the writer is this far behind,
 /// so memory stays bounded whatever the output's speed.
