@@ -68,6 +68,9 @@ pub(crate) struct WindowStates<W, V> {
     /// By key slot index.
     rings: Vec<Ring<W, V>>,
     map: HashMap<(KeyId, W), V, RandomState>,
+    /// By key slot index: states in the map of keys with that index (any generation), so that
+    /// a key with none in the map is never looked up there.
+    mapped: Vec<u32>,
     /// States held, in rings and map.
     len: usize,
 }
@@ -79,6 +82,7 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
             period: period.filter(|p| *p > 0),
             rings: Vec::new(),
             map: HashMap::default(),
+            mapped: Vec::new(),
             len: 0,
         }
     }
@@ -105,7 +109,8 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
                 }
             }
         }
-        if !self.map.is_empty() && self.map.contains_key(&(id, *w)) {
+        let mapped = self.mapped.get(id.index()).is_some_and(|n| *n > 0);
+        if mapped && self.map.contains_key(&(id, *w)) {
             Found::Map
         } else {
             Found::Nowhere
@@ -174,7 +179,10 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
                 }
                 v
             }
-            Found::Map => self.map.remove(&(id, *w)),
+            Found::Map => {
+                self.mapped[id.index()] -= 1;
+                self.map.remove(&(id, *w))
+            }
             Found::Nowhere => None,
         };
         if v.is_some() {
@@ -191,6 +199,11 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
             ring.live += 1;
             return &mut ring.slots[i].insert((w, v)).1;
         }
+        let index = id.index();
+        if self.mapped.len() <= index {
+            self.mapped.resize(index + 1, 0);
+        }
+        self.mapped[index] += 1;
         self.map.entry((id, w)).or_insert(v)
     }
 
@@ -295,6 +308,10 @@ mod tests {
         }
         for ((id, w), v) in &plain {
             assert_eq!(states.get(*id, w), Some(v));
+        }
+        for (i, n) in states.mapped.iter().enumerate() {
+            let actual = states.map.keys().filter(|(id, _)| id.index() == i).count();
+            assert_eq!(*n as usize, actual, "slot index {i}");
         }
         // Memory follows the states held: no ring has more slots than its bound.
         for r in &states.rings {
