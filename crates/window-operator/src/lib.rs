@@ -99,3 +99,15 @@ pub struct OperatorConfig {
     /// Whether late elements go to a side output.
     pub late_data: LateDataPolicy,
 }
+
+/// The seeded xorshift64 generator of this crate's randomized unit tests (each failure names
+/// nothing but its seed, so a run can be repeated).
+#[cfg(test)]
+pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}

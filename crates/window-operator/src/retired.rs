@@ -185,13 +185,7 @@ mod tests {
     fn retired_matches_a_plain_list_with(index_after: u64) {
         let mut fifo: Retired<i64, u64> = Retired::with_index_after(index_after);
         let mut plain: Vec<(Timestamp, u32, i64, u64)> = Vec::new();
-        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::xorshift(0x2545_F491_4F6C_DD1D_u64);
         let mut clock = 0_i64;
         let mut keys = crate::keys::KeyTable::<u32, i64>::new();
         let ids: Vec<KeyId> = (0..4).map(|k| keys.intern(&k)).collect();

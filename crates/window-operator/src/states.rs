@@ -263,13 +263,7 @@ mod tests {
     /// interned again (a reused slot index with a new generation).
     #[test]
     fn window_states_match_a_plain_map() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::xorshift(0x9E37_79B9_7F4A_7C15_u64);
         let mut keys = KeyTable::<u32, TimeWindow>::new();
         let mut ids: Vec<KeyId> = (0..4).map(|k| keys.intern(&k)).collect();
         let mut states: WindowStates<TimeWindow, u64> = WindowStates::new(Some(5));
