@@ -20,6 +20,7 @@
 //! slots per state it holds (a key whose few windows lie far apart, as with a long watermark
 //! delay and sparse keys): such a window goes to the map, so memory follows the states held.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 
@@ -51,13 +52,6 @@ impl<W, V> Ring<W, V> {
     fn may_span(&self, len: usize) -> bool {
         len <= MAX_RING && len <= SPARSE_SLACK + 4 * (self.live + 1)
     }
-}
-
-/// Where a state is.
-enum Found {
-    Ring(usize),
-    Map,
-    Nowhere,
 }
 
 /// Window states `V` by (key, window `W`). See the module documentation.
@@ -96,60 +90,68 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
         self.period.map(|p| w.max_timestamp().div_euclid(p))
     }
 
-    fn find(&self, id: KeyId, w: &W) -> Found {
-        if let (Some(place), Some(ring)) = (self.place(w), self.rings.get(id.index())) {
-            if ring.owner == id {
-                if let Some(i) = place
-                    .checked_sub(ring.base)
-                    .and_then(|d| usize::try_from(d).ok())
-                {
-                    if matches!(ring.slots.get(i), Some(Some((x, _))) if x == w) {
-                        return Found::Ring(i);
-                    }
-                }
-            }
-        }
-        let mapped = self.mapped.get(id.index()).is_some_and(|n| *n > 0);
-        if mapped && self.map.contains_key(&(id, *w)) {
-            Found::Map
-        } else {
-            Found::Nowhere
-        }
+    /// The slot of `(id, w)` in `id`'s ring, if it is there.
+    fn ring_pos(&self, id: KeyId, w: &W) -> Option<usize> {
+        let place = self.place(w)?;
+        let ring = self.rings.get(id.index()).filter(|r| r.owner == id)?;
+        let i = usize::try_from(place.checked_sub(ring.base)?).ok()?;
+        matches!(ring.slots.get(i), Some(Some((x, _))) if x == w).then_some(i)
+    }
+
+    /// Whether keys with `id`'s slot index have states in the map (else it is not probed).
+    fn mapped(&self, id: KeyId) -> bool {
+        self.mapped.get(id.index()).is_some_and(|n| *n > 0)
     }
 
     /// The state of `(id, w)`.
     pub(crate) fn get(&self, id: KeyId, w: &W) -> Option<&V> {
-        match self.find(id, w) {
-            Found::Ring(i) => self.rings[id.index()].slots[i].as_ref().map(|(_, v)| v),
-            Found::Map => self.map.get(&(id, *w)),
-            Found::Nowhere => None,
+        if let Some(i) = self.ring_pos(id, w) {
+            return self.rings[id.index()].slots[i].as_ref().map(|(_, v)| v);
+        }
+        if self.mapped(id) {
+            self.map.get(&(id, *w))
+        } else {
+            None
         }
     }
 
     /// The state of `(id, w)`, to change.
     pub(crate) fn get_mut(&mut self, id: KeyId, w: &W) -> Option<&mut V> {
-        match self.find(id, w) {
-            Found::Ring(i) => self.rings[id.index()].slots[i].as_mut().map(|(_, v)| v),
-            Found::Map => self.map.get_mut(&(id, *w)),
-            Found::Nowhere => None,
+        if let Some(i) = self.ring_pos(id, w) {
+            return self.rings[id.index()].slots[i].as_mut().map(|(_, v)| v);
+        }
+        if self.mapped(id) {
+            self.map.get_mut(&(id, *w))
+        } else {
+            None
         }
     }
 
-    /// The state of `(id, w)`, made by `make` if there is none; whether it was made.
+    /// The state of `(id, w)`, made by `make` if there is none; whether it was made. One probe
+    /// of the map at most.
     pub(crate) fn get_or_insert_with(
         &mut self,
         id: KeyId,
         w: W,
         make: impl FnOnce() -> V,
     ) -> (&mut V, bool) {
-        match self.find(id, &w) {
-            Found::Ring(i) => {
-                let v = self.rings[id.index()].slots[i].as_mut().map(|(_, v)| v);
-                (v.expect("found above"), false)
-            }
-            Found::Map => (self.map.get_mut(&(id, w)).expect("found above"), false),
-            Found::Nowhere => (self.insert_new(id, w, make()), true),
+        if let Some(i) = self.ring_pos(id, &w) {
+            let v = self.rings[id.index()].slots[i].as_mut().map(|(_, v)| v);
+            return (v.expect("found above"), false);
         }
+        if self.mapped(id) {
+            // The key has states in the map: a new one goes there too (it is correct anywhere,
+            // and this keeps to one probe).
+            return match self.map.entry((id, w)) {
+                Entry::Occupied(e) => (e.into_mut(), false),
+                Entry::Vacant(e) => {
+                    self.len += 1;
+                    self.mapped[id.index()] += 1;
+                    (e.insert(make()), true)
+                }
+            };
+        }
+        (self.insert_new(id, w, make()), true)
     }
 
     /// Puts `v` as the state of `(id, w)`; the state it replaces, if any.
@@ -165,25 +167,26 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
 
     /// Takes the state of `(id, w)` out.
     pub(crate) fn remove(&mut self, id: KeyId, w: &W) -> Option<V> {
-        let v = match self.find(id, w) {
-            Found::Ring(i) => {
-                let ring = &mut self.rings[id.index()];
-                let v = ring.slots[i].take().map(|(_, v)| v);
-                ring.live -= 1;
-                while ring.slots.front().is_some_and(Option::is_none) {
-                    ring.slots.pop_front();
-                    ring.base += 1;
-                }
-                while ring.slots.back().is_some_and(Option::is_none) {
-                    ring.slots.pop_back();
-                }
-                v
+        let v = if let Some(i) = self.ring_pos(id, w) {
+            let ring = &mut self.rings[id.index()];
+            let v = ring.slots[i].take().map(|(_, v)| v);
+            ring.live -= 1;
+            while ring.slots.front().is_some_and(Option::is_none) {
+                ring.slots.pop_front();
+                ring.base += 1;
             }
-            Found::Map => {
+            while ring.slots.back().is_some_and(Option::is_none) {
+                ring.slots.pop_back();
+            }
+            v
+        } else if self.mapped(id) {
+            let v = self.map.remove(&(id, *w));
+            if v.is_some() {
                 self.mapped[id.index()] -= 1;
-                self.map.remove(&(id, *w))
             }
-            Found::Nowhere => None,
+            v
+        } else {
+            None
         };
         if v.is_some() {
             self.len -= 1;
