@@ -172,19 +172,13 @@ pub(crate) struct OutputSink {
     written: u64,
     /// Whether there is a late output (else late elements are only counted).
     has_late: bool,
-    /// The first write error, reported at the next look or flush; its message names the output.
-    error: Option<io::Error>,
-    /// Whether that error was on the late output (for the context `finish` gives it).
-    error_on_late: bool,
+    /// The first write error and the output it happened on, reported at the next look or
+    /// flush (named by [`OutputSink::named`]).
+    error: Option<(Which, io::Error)>,
     /// The results output as errors name it: `stdout`, or `--output FILE`.
     results_name: String,
     /// The late output as errors name it: `--late-output FILE` (or the job file's key).
     late_name: String,
-}
-
-/// `e` with `name` (the output it happened on) before its message.
-fn on_output(name: &str, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{name}: {e}"))
 }
 
 /// The error of a sink whose writer thread is gone.
@@ -244,7 +238,6 @@ impl OutputSink {
             written: 0,
             has_late,
             error: None,
-            error_on_late: false,
             results_name,
             late_name,
         })
@@ -270,14 +263,17 @@ impl OutputSink {
         if let Some(handle) = self.writer.take() {
             match handle.join() {
                 Ok(written) => self.written = written,
-                Err(_) => self.keep_error(&self.results_name.clone(), writer_gone()),
+                Err(_) => self.keep_error(Which::Results, writer_gone()),
             }
         }
         match self.error.take() {
-            Some(e) if self.error_on_late => {
-                Err(anyhow::Error::new(e).context("writing late output"))
+            Some((which, e)) => {
+                let context = match which {
+                    Which::Results => "writing output",
+                    Which::Late => "writing late output",
+                };
+                Err(anyhow::Error::new(self.named(which, e)).context(context))
             }
-            Some(e) => Err(anyhow::Error::new(e).context("writing output")),
             None => Ok(()),
         }
     }
@@ -295,20 +291,29 @@ impl OutputSink {
     fn on_back(&mut self, msg: Back) {
         match msg {
             Back::Spare(rows) => self.spares.push(rows),
-            Back::Failed(Which::Results, e) => self.keep_error(&self.results_name.clone(), e),
-            Back::Failed(Which::Late, e) => {
-                if self.error.is_none() {
-                    self.error_on_late = true;
-                }
-                self.keep_error(&self.late_name.clone(), e);
-            }
+            Back::Failed(which, e) => self.keep_error(which, e),
         }
     }
 
-    fn keep_error(&mut self, name: &str, e: io::Error) {
+    /// Keeps `e` unless an earlier error is kept.
+    fn keep_error(&mut self, which: Which, e: io::Error) {
         if self.error.is_none() {
-            self.error = Some(on_output(name, e));
+            self.error = Some((which, e));
         }
+    }
+
+    /// `e` with the name of the output it happened on before its message.
+    fn named(&self, which: Which, e: io::Error) -> io::Error {
+        let name = match which {
+            Which::Results => &self.results_name,
+            Which::Late => &self.late_name,
+        };
+        io::Error::new(e.kind(), format!("{name}: {e}"))
+    }
+
+    /// The kept error, named, taken out.
+    fn take_named_error(&mut self) -> Option<io::Error> {
+        self.error.take().map(|(which, e)| self.named(which, e))
     }
 
     /// Sends `msg` to the writer thread; an error if it is gone.
@@ -318,7 +323,7 @@ impl OutputSink {
             .as_ref()
             .is_some_and(|tx| tx.send(msg).is_ok());
         if !sent {
-            self.keep_error(&self.results_name.clone(), writer_gone());
+            self.keep_error(Which::Results, writer_gone());
         }
     }
 
@@ -375,7 +380,7 @@ impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
 
     fn take_error(&mut self) -> Option<io::Error> {
         self.drain_back();
-        self.error.take()
+        self.take_named_error()
     }
 
     /// Hands over what is pending and asks the writer to flush both outputs, if anything was
@@ -387,10 +392,7 @@ impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
             self.send(ToWriter::Flush);
         }
         self.drain_back();
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.take_named_error().map_or(Ok(()), Err)
     }
 
     fn late(&mut self, key: KeyId, timestamp: i64, value: f64, watermark: i64) {
