@@ -22,8 +22,11 @@
 //! and `advance_wall_clock` (or, as Flink's test harness sets processing time,
 //! [`WindowOperator::advance_processing_time`]); results go to a [`WindowOutput`].
 //!
-//! Per-key state lives in one hash map keyed by `(key id, window)` (ahash); keys are interned to
-//! small ids ([`KeyId`]) so that timers are cheap to store and compare. A window's live timers
+//! Window states live in `states.rs`: for sliding windows a ring per key indexed by the window's
+//! place on the grid of starts, a hash map keyed by `(key id, window)` (ahash) for the rest;
+//! with allowed lateness, windows that only wait for their cleanup retire into a FIFO
+//! (`retired.rs`). Keys are interned to small ids ([`KeyId`]) so that timers are cheap to store
+//! and compare. A window's live timers
 //! are kept in its state ([`Marks`], by [`MarkedTimers`]), so registering, deleting and firing
 //! them need no lookup besides the window's own. The hot path allocates nothing per element
 //! once a window exists: assigned windows go into a reused buffer.

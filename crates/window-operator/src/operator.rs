@@ -614,19 +614,17 @@ where
         // Only a timer still live (not deleted since it was registered) fires.
         let marks = state.as_deref_mut().map(|s| &mut s.marks);
         let live = self.timers.take_live(domain, time, id, window, marks);
-        let slot = self.keys.slot(id);
         // Not live; a timer left by a key whose state is gone; a timer of a merged-away window
         // that its trigger did not delete.
-        let stale = !live
-            || slot.is_none()
-            || (self.assigner.is_merging() && !self.keys.sessions(id).contains(&window));
-        if stale {
+        let slot = self.keys.slot(id).filter(|_| {
+            live && (!self.assigner.is_merging() || self.keys.sessions(id).contains(&window))
+        });
+        let Some(slot) = slot else {
             if let Some(s) = taken {
                 self.windows.insert(id, window, s);
             }
             return;
-        }
-        let Some(slot) = slot else { return };
+        };
         // Borrowed, not cloned: a String key would cost an allocation per firing.
         let key = slot.key.as_ref().expect("live slot has a key");
         let processing_time = self.processing_time;
@@ -687,19 +685,23 @@ where
     /// all that is left of it (see [`crate::retired`]).
     fn retire(&mut self, id: KeyId, window: A::Window) {
         let cleanup = self.cleanup_time(&window);
-        let retirable = self.windows.get(id, &window).is_some_and(|s| {
-            self.timers
-                .is_only_timer(&s.marks, Domain::EventTime, cleanup)
-        });
-        if !retirable {
-            return;
+        if !self.retired.accepts(cleanup) {
+            return; // out of cleanup order: it stays
         }
-        if let Some(s) = self.windows.remove(id, &window) {
+        // One lookup: taken out, and put back in the rare case it still has other timers.
+        let Some(s) = self.windows.remove(id, &window) else {
+            return;
+        };
+        if self
+            .timers
+            .is_only_timer(&s.marks, Domain::EventTime, cleanup)
+        {
             if let Err(s) = self.retired.push(cleanup, id, window, s.retire()) {
-                // Out of cleanup order: it stays.
                 self.windows
                     .insert(id, window, WindowState::revive(s, cleanup));
             }
+        } else {
+            self.windows.insert(id, window, s);
         }
     }
 }

@@ -87,6 +87,12 @@ impl<W: Copy + Eq + Hash, S> Retired<W, S> {
         self.live == 0
     }
 
+    /// Whether [`Retired::push`] takes a window with cleanup time `cleanup` (ms): not earlier than
+    /// the newest retired window's.
+    pub(crate) fn accepts(&self, cleanup: Timestamp) -> bool {
+        self.entries.back().is_none_or(|e| e.cleanup <= cleanup)
+    }
+
     /// Retires the window with cleanup time `cleanup` (ms); gives the state back if `cleanup`
     /// is earlier than the newest retired window's (the FIFO stays ordered; the caller keeps
     /// the state).
@@ -97,7 +103,7 @@ impl<W: Copy + Eq + Hash, S> Retired<W, S> {
         window: W,
         state: S,
     ) -> Result<(), S> {
-        if self.entries.back().is_some_and(|e| e.cleanup > cleanup) {
+        if !self.accepts(cleanup) {
             return Err(state);
         }
         if let Some(index) = self.index.as_mut() {
@@ -192,7 +198,8 @@ mod tests {
         for step in 0..20_000_u64 {
             let r = next();
             if r % 3 == 0 {
-                clock += i64::try_from(r % 3).unwrap_or(0);
+                // Time moves on (0, 1 or 2 ms a push), so the FIFO holds many cleanup times.
+                clock += i64::try_from(next() % 3).unwrap_or(0);
                 let cleanup = clock - i64::try_from(next() % 4 / 3).unwrap_or(0);
                 let k = u32::try_from(next() % 4).unwrap_or(0);
                 // As in the operator, a window's cleanup time is a function of the window.

@@ -127,42 +127,53 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
         }
     }
 
-    /// The state of `(id, w)`, made by `make` if there is none; whether it was made. One probe
-    /// of the map at most.
+    /// The state of `(id, w)`, made by `make` if there is none; whether it was made. A key with
+    /// no state in the map is not looked up there; a new state goes into the ring when it can.
     pub(crate) fn get_or_insert_with(
         &mut self,
         id: KeyId,
         w: W,
         make: impl FnOnce() -> V,
     ) -> (&mut V, bool) {
-        if let Some(i) = self.ring_pos(id, &w) {
-            let v = self.rings[id.index()].slots[i].as_mut().map(|(_, v)| v);
-            return (v.expect("found above"), false);
-        }
-        if self.mapped(id) {
-            // The key has states in the map: a new one goes there too (it is correct anywhere,
-            // and this keeps to one probe).
+        if self.period.is_none() {
+            // Map only (tumbling, sessions, global): one probe.
             return match self.map.entry((id, w)) {
                 Entry::Occupied(e) => (e.into_mut(), false),
                 Entry::Vacant(e) => {
                     self.len += 1;
-                    self.mapped[id.index()] += 1;
+                    let index = id.index();
+                    if self.mapped.len() <= index {
+                        self.mapped.resize(index + 1, 0);
+                    }
+                    self.mapped[index] += 1;
                     (e.insert(make()), true)
                 }
             };
+        }
+        if let Some(i) = self.ring_pos(id, &w) {
+            let v = self.rings[id.index()].slots[i].as_mut().map(|(_, v)| v);
+            return (v.expect("found above"), false);
+        }
+        if self.mapped(id) && self.map.contains_key(&(id, w)) {
+            // A window the ring could not take (rare): a second probe to reach it.
+            return (self.map.get_mut(&(id, w)).expect("found above"), false);
         }
         (self.insert_new(id, w, make()), true)
     }
 
     /// Puts `v` as the state of `(id, w)`; the state it replaces, if any.
     pub(crate) fn insert(&mut self, id: KeyId, w: W, v: V) -> Option<V> {
-        match self.get_mut(id, &w) {
-            Some(old) => Some(std::mem::replace(old, v)),
-            None => {
-                self.insert_new(id, w, v);
-                None
+        if let Some(i) = self.ring_pos(id, &w) {
+            let slot = self.rings[id.index()].slots[i].as_mut().map(|(_, old)| old);
+            return slot.map(|old| std::mem::replace(old, v));
+        }
+        if self.mapped(id) {
+            if let Some(old) = self.map.get_mut(&(id, w)) {
+                return Some(std::mem::replace(old, v));
             }
         }
+        self.insert_new(id, w, v);
+        None
     }
 
     /// Takes the state of `(id, w)` out.
@@ -266,10 +277,17 @@ mod tests {
     /// interned again (a reused slot index with a new generation).
     #[test]
     fn window_states_match_a_plain_map() {
+        // Rings on a 5 ms grid, and the map alone (tumbling windows, sessions).
+        for period in [Some(5), None] {
+            window_states_match_a_plain_map_with(period);
+        }
+    }
+
+    fn window_states_match_a_plain_map_with(period: Option<i64>) {
         let mut next = crate::xorshift(0x9E37_79B9_7F4A_7C15_u64);
         let mut keys = KeyTable::<u32, TimeWindow>::new();
         let mut ids: Vec<KeyId> = (0..4).map(|k| keys.intern(&k)).collect();
-        let mut states: WindowStates<TimeWindow, u64> = WindowStates::new(Some(5));
+        let mut states: WindowStates<TimeWindow, u64> = WindowStates::new(period);
         let mut plain: HashMap<(KeyId, TimeWindow), u64> = HashMap::new();
         for step in 0..50_000_u64 {
             let k = usize::try_from(next() % 4).unwrap_or(0);
