@@ -62,10 +62,9 @@ impl<A: Clone> TwoStacks<A> {
         self.items.len()
     }
 
-    /// No entry; read from the inline aggregates, not the buffer (a non-empty FIFO has a
-    /// non-empty front or back stack).
+    /// No entry (the buffer's length sits in the struct, beside the inline part).
     pub(crate) fn is_empty(&self) -> bool {
-        self.front_agg.is_none() && self.back_agg.is_none()
+        self.items.is_empty()
     }
 
     pub(crate) fn push<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64, acc: A) {

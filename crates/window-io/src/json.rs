@@ -129,8 +129,9 @@ pub(crate) fn fast_record<'a>(
     d.end().ok()?;
     let time = members.time?;
     let timestamp = if is_number(time) {
-        // An integer of the i64 range; a fraction or exponent goes the slow way.
-        time.get().parse::<i64>().ok()?
+        // An integer of the i64 range (the text rule's small-integer path first); a fraction
+        // or exponent goes the slow way.
+        parse_time(time.get())?
     } else {
         parse_time(&string(time)?)?
     };
@@ -150,7 +151,7 @@ pub(crate) fn fast_record<'a>(
     }
     let value = members.value?;
     let value = if is_number(value) {
-        value.get().parse::<f64>().ok()?
+        parse_value(value.get())?
     } else {
         parse_value(&string(value)?)?
     };

@@ -271,3 +271,41 @@ fn interned_rows_match_plain_rows() {
         }
     }
 }
+
+/// Exact bytes of interned rows (not only the same bytes as the plain path): the CSV fast path
+/// with a repeated window, a changed one, none, a quoted key, an empty result and the `empty`
+/// column; the JSON-lines path with the same rows.
+#[test]
+fn interned_rows_exact_bytes() {
+    use window_io::{KeyDictionary, KeyTexts};
+    let dictionary = KeyDictionary::shared();
+    let (a, quoted) = (dictionary.intern("a"), dictionary.intern("a,\"b\""));
+    let rows = |format| {
+        let mut texts = KeyTexts::new(dictionary.clone());
+        let mut w = ResultWriter::with_empty_column(Vec::new(), format);
+        w.write_interned(&mut texts, a, Some((0, 10)), Some(6.0), false)
+            .unwrap();
+        w.write_interned(&mut texts, quoted, Some((0, 10)), Some(-2.5), false)
+            .unwrap();
+        w.write_interned(&mut texts, a, Some((-5, 5)), None, true)
+            .unwrap();
+        w.write_interned(&mut texts, quoted, None, Some(1e300), false)
+            .unwrap();
+        String::from_utf8(w.into_inner().unwrap()).unwrap()
+    };
+    assert_eq!(
+        rows(OutputFormat::Csv),
+        "key,window_start,window_end,result,empty\n\
+         a,0,10,6,false\n\
+         \"a,\"\"b\"\"\",0,10,-2.5,false\n\
+         a,-5,5,,true\n\
+         \"a,\"\"b\"\"\",,,1e300,false\n"
+    );
+    assert_eq!(
+        rows(OutputFormat::Jsonl),
+        "{\"key\":\"a\",\"window_start\":0,\"window_end\":10,\"result\":6,\"empty\":false}\n\
+         {\"key\":\"a,\\\"b\\\"\",\"window_start\":0,\"window_end\":10,\"result\":-2.5,\"empty\":false}\n\
+         {\"key\":\"a\",\"window_start\":-5,\"window_end\":5,\"result\":null,\"empty\":true}\n\
+         {\"key\":\"a,\\\"b\\\"\",\"window_start\":null,\"window_end\":null,\"result\":1e300,\"empty\":false}\n"
+    );
+}
