@@ -26,5 +26,15 @@ pub use build::{
 pub use parts::{DeltaSpec, EvictorSpec, TriggerSpec, WindowSpec};
 pub use spec::{IoSpec, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy, WatermarkSpec};
 
+/// Reads a time domain as job files spell it: `event` (also `event_time`, `event-time`) or
+/// `processing` (also `processing_time`, `processing-time`), so that `windowctl run --time` and
+/// a job file's `time` take the same words.
+///
+/// # Errors
+/// Any other text, with a message that names what was expected.
+pub fn parse_time_domain(text: &str) -> Result<window_core::TimeDomain, String> {
+    fields::time_domain::parse(text)
+}
+
 #[cfg(test)]
 mod tests;

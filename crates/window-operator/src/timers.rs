@@ -25,14 +25,9 @@ use window_core::Timestamp;
 
 use crate::keys::KeyId;
 
-/// A timer's time domain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Domain {
-    /// Fires when the watermark reaches its timestamp.
-    EventTime,
-    /// Fires when processing time reaches its timestamp.
-    ProcessingTime,
-}
+/// A timer's time domain: an event-time timer fires when the watermark reaches its timestamp, a
+/// processing-time timer when the processing clock does. The project's one time-domain type.
+pub use window_core::TimeDomain as Domain;
 
 /// The live timers of one window, `(domain, timestamp)`: two inline (a trigger timer and a
 /// cleanup timer, the usual), more on the heap (boxed, so that a window without more pays one

@@ -13,7 +13,6 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
-use engine::assigners::TimeDomain;
 use engine::core::NumericAggregate;
 use engine::job::duration::parse_duration;
 use engine::job::{IoSpec, JobAggregate, JobSpec, Strategy, WatermarkSpec};
@@ -276,11 +275,8 @@ fn apply_computation(spec: &mut JobSpec, args: &RunArgs, o: Origins<'_>) -> Resu
             .map_err(|_| anyhow!("--agg: {}", numeric_aggregates(&args.agg)))?;
     }
     if o.flag_applies(TIME) {
-        spec.time = match args.time.as_str() {
-            "event" => TimeDomain::EventTime,
-            "processing" => TimeDomain::ProcessingTime,
-            other => bail!("--time: expected event or processing, got '{other}'"),
-        };
+        spec.time =
+            engine::job::parse_time_domain(&args.time).map_err(|e| anyhow!("--time: {e}"))?;
     }
     if o.flag_applies(ALLOWED_LATENESS) {
         spec.allowed_lateness = duration(ALLOWED_LATENESS, &args.allowed_lateness)?;
