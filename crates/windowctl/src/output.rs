@@ -206,7 +206,7 @@ impl OutputSink {
         let out = create_output(output_target)?;
         let results_name = match output_target {
             "-" => "stdout".to_owned(),
-            file => format!("--output {file}"),
+            file => format!("{} {file}", outputs.output_name),
         };
         let late_name = outputs.late_output.as_ref().map_or_else(String::new, |p| {
             format!("{} {}", outputs.late_output_name, p.display())

@@ -61,6 +61,9 @@ pub(crate) struct Outputs {
     pub(crate) on_error: OnError,
     /// Where skipped lines go.
     pub(crate) dead_letter: Option<PathBuf>,
+    /// The results file's setting, as a write error names it (`--output`, or
+    /// `job.toml: io.output`).
+    pub(crate) output_name: String,
     /// The late output's setting, as an error opening it names it (`--late-output`, or
     /// `job.toml: io.late_output`).
     pub(crate) late_output_name: String,
@@ -223,6 +226,7 @@ fn outputs(io: &IoSpec, o: Origins<'_>) -> Result<Outputs> {
         late_output: io.late_output.as_ref().map(PathBuf::from),
         on_error: parsed::<OnError>(io.on_error.as_deref(), ON_ERROR, o)?.unwrap_or_default(),
         dead_letter: io.dead_letter.as_ref().map(PathBuf::from),
+        output_name: o.subject(OUTPUT),
         late_output_name: o.subject(LATE_OUTPUT),
         dead_letter_name: o.subject(DEAD_LETTER),
     })

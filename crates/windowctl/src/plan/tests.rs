@@ -95,6 +95,9 @@ fn a_job_file_and_the_flags_it_stands_for_make_the_same_plan() {
     // Only the names errors give the outputs differ: flags, or the file's keys.
     assert_eq!(by_file.outputs.late_output_name, "job.toml: io.late_output");
     assert_eq!(by_flags.outputs.late_output_name, "--late-output");
+    assert_eq!(by_file.outputs.output_name, "job.toml: io.output");
+    assert_eq!(by_flags.outputs.output_name, "--output");
+    by_file.outputs.output_name = by_flags.outputs.output_name.clone();
     by_file.outputs.late_output_name = by_flags.outputs.late_output_name.clone();
     by_file.outputs.dead_letter_name = by_flags.outputs.dead_letter_name.clone();
     assert_eq!(format!("{by_file:?}"), format!("{by_flags:?}"));
