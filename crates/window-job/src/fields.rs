@@ -233,7 +233,10 @@ pub(crate) mod time_domain {
         match text {
             "event" | "event_time" | "event-time" => Ok(TimeDomain::EventTime),
             "processing" | "processing_time" | "processing-time" => Ok(TimeDomain::ProcessingTime),
-            other => Err(format!("expected event or processing, got '{other}'")),
+            other => Err(format!(
+                "expected event or processing (also event_time, event-time, processing_time, \
+                 processing-time), got '{other}'"
+            )),
         }
     }
 }
