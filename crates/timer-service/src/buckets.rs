@@ -145,6 +145,19 @@ impl<T> TimeBuckets<T> {
         self.times.peek().map(|Reverse(t)| *t)
     }
 
+    /// Every item in the order [`TimeBuckets::pop_due`] would return them: by timestamp, and in
+    /// push order within one. What a snapshot writes: pushing them in this order into an empty
+    /// `TimeBuckets` gives one that pops the same items in the same order.
+    pub fn iter_in_order(&self) -> impl Iterator<Item = (Timestamp, &T)> + '_ {
+        let mut times: Vec<Timestamp> = self.times.iter().map(|Reverse(t)| *t).collect();
+        times.sort_unstable();
+        times.into_iter().flat_map(move |t| {
+            // Every timestamp in the heap has its bucket.
+            let bucket = self.index.get(&t).map(|&slot| &self.slots[slot as usize]);
+            bucket.into_iter().flatten().map(move |item| (t, item))
+        })
+    }
+
     /// The number of items held.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -211,6 +224,13 @@ mod tests {
             }
             assert_eq!(b.len(), model.len());
             assert_eq!(b.peek_timestamp(), model.iter().map(|m| m.0).min());
+            if step % 997 == 0 {
+                let mut sorted = model.clone();
+                sorted.sort_by_key(|m| (m.0, m.1));
+                let listed: Vec<(i64, u32)> = b.iter_in_order().map(|(t, &i)| (t, i)).collect();
+                let expected: Vec<(i64, u32)> = sorted.iter().map(|m| (m.0, m.2)).collect();
+                assert_eq!(listed, expected, "step {step}");
+            }
         }
     }
 }

@@ -127,6 +127,27 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerQueue<K, N> {
         self.buckets.peek_timestamp()
     }
 
+    /// Every live timer, in the order [`TimerQueue::pop_due`] would fire them (by timestamp,
+    /// then registration order; a timer deleted and registered again keeps its first place, as
+    /// `pop_due` gives it). Registering them in this order into an empty queue gives one that
+    /// fires the same timers in the same order: what a snapshot of the queue holds.
+    #[must_use]
+    pub fn live_in_order(&self) -> Vec<Timer<K, N>> {
+        let mut seen: HashSet<(Timestamp, &K, &N), ahash::RandomState> = HashSet::default();
+        let mut timers = Vec::with_capacity(self.live.len());
+        for (timestamp, (key, namespace)) in self.buckets.iter_in_order() {
+            let probe = (timestamp, key.clone(), namespace.clone());
+            if self.live.contains(&probe) && seen.insert((timestamp, key, namespace)) {
+                timers.push(Timer {
+                    timestamp,
+                    key: probe.1,
+                    namespace: probe.2,
+                });
+            }
+        }
+        timers
+    }
+
     /// Number of live timers.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -215,6 +236,18 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerService<K, N> {
     /// Deletes a processing-time timer, if present.
     pub fn delete_processing_time_timer(&mut self, timestamp: Timestamp, key: K, namespace: N) {
         self.processing_time.delete(timestamp, key, namespace);
+    }
+
+    /// The live event-time timers in firing order ([`TimerQueue::live_in_order`]).
+    #[must_use]
+    pub fn event_timers_in_order(&self) -> Vec<Timer<K, N>> {
+        self.event_time.live_in_order()
+    }
+
+    /// The live processing-time timers in firing order ([`TimerQueue::live_in_order`]).
+    #[must_use]
+    pub fn processing_timers_in_order(&self) -> Vec<Timer<K, N>> {
+        self.processing_time.live_in_order()
     }
 
     /// The earliest pending processing-time timer, so a driver knows how long it may sleep.
@@ -353,5 +386,64 @@ mod tests {
         assert_eq!(svc.pop_due_processing_timer(100).map(|t| t.key), Some(2));
         assert_eq!(svc.pop_due_processing_timer(100).map(|t| t.key), Some(1));
         assert_eq!(svc.pending(), (0, 0));
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    /// A queue rebuilt from `live_in_order` fires the same timers in the same order as the
+    /// original, after random registrations, deletions and re-registrations (a deleted timer
+    /// registered again fires at its first place, which the listing must keep).
+    #[test]
+    fn a_queue_rebuilt_from_its_listing_fires_in_the_same_order() {
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..200 {
+            let mut q: TimerQueue<u8, u8> = TimerQueue::new();
+            let mut up_to = 0_i64;
+            for _ in 0..(next() % 300) {
+                let r = next();
+                let (t, k, n) = (
+                    up_to + (r % 30) as i64,
+                    (r >> 8) as u8 % 5,
+                    (r >> 16) as u8 % 3,
+                );
+                match (r >> 24) % 5 {
+                    0..=2 => {
+                        q.register(t, k, n);
+                    }
+                    3 => {
+                        q.delete(t, k, n);
+                    }
+                    _ => {
+                        up_to += (r >> 32) as i64 % 4;
+                        let _ = q.pop_due(up_to);
+                    }
+                }
+            }
+            let listing = q.live_in_order();
+            assert_eq!(listing.len(), q.len(), "round {round}");
+            let mut rebuilt: TimerQueue<u8, u8> = TimerQueue::new();
+            for t in &listing {
+                assert!(rebuilt.register(t.timestamp, t.key, t.namespace));
+            }
+            let drain = |q: &mut TimerQueue<u8, u8>| {
+                let mut fired = Vec::new();
+                while let Some(t) = q.pop_due(i64::MAX) {
+                    fired.push(t);
+                }
+                fired
+            };
+            let original = drain(&mut q);
+            assert_eq!(original, listing, "round {round}");
+            assert_eq!(drain(&mut rebuilt), original, "round {round}");
+        }
     }
 }

@@ -16,6 +16,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::rules::FlinkRule;
+use crate::snapshot::SnapshotError;
 use crate::time::Timestamp;
 use crate::window::Window;
 
@@ -443,6 +444,33 @@ pub trait WindowComputation<K, T> {
 
     /// What the computation holds right now.
     fn live_state(&self) -> LiveState;
+
+    /// Appends the computation's whole state to `out` (see [`crate::snapshot`] for the
+    /// contract). Called between two calls of the computation; changes nothing.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Unsupported`] from a computation that cannot snapshot its state (the
+    /// default).
+    fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        let _ = out;
+        Err(SnapshotError::Unsupported(
+            std::any::type_name::<Self>().to_owned(),
+        ))
+    }
+
+    /// Replaces the state of this computation, freshly built from the same configuration, by
+    /// the state in `snapshot` (written by [`WindowComputation::snapshot`]). Afterwards it
+    /// gives exactly the output the snapshotted computation would have given.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Invalid`] for bytes that are not a snapshot of this kind of computation
+    /// (the computation is unchanged then); [`SnapshotError::Unsupported`] as for `snapshot`.
+    fn restore(&mut self, snapshot: &[u8]) -> Result<(), SnapshotError> {
+        let _ = snapshot;
+        Err(SnapshotError::Unsupported(
+            std::any::type_name::<Self>().to_owned(),
+        ))
+    }
 }
 
 impl<K, T, C> WindowComputation<K, T> for Box<C>
@@ -492,6 +520,14 @@ where
 
     fn live_state(&self) -> LiveState {
         (**self).live_state()
+    }
+
+    fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        (**self).snapshot(out)
+    }
+
+    fn restore(&mut self, snapshot: &[u8]) -> Result<(), SnapshotError> {
+        (**self).restore(snapshot)
     }
 }
 
@@ -616,5 +652,13 @@ where
 
     fn live_state(&self) -> LiveState {
         self.inner.live_state()
+    }
+
+    fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        self.inner.snapshot(out)
+    }
+
+    fn restore(&mut self, snapshot: &[u8]) -> Result<(), SnapshotError> {
+        self.inner.restore(snapshot)
     }
 }

@@ -18,6 +18,7 @@
 pub mod aggregate;
 pub mod computation;
 pub mod rules;
+pub mod snapshot;
 pub mod time;
 pub mod window;
 
@@ -30,5 +31,6 @@ pub use computation::{
     WindowComputation, WindowMetrics, WindowOutput,
 };
 pub use rules::{FlinkRule, Stage};
+pub use snapshot::SnapshotError;
 pub use time::{Timestamp, MAX_WATERMARK, MIN_WATERMARK};
 pub use window::{AnyWindow, GlobalWindow, TimeWindow, TimestampedValue, TriggerResult, Window};

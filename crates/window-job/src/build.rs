@@ -18,7 +18,8 @@ use window_assigners::{
 };
 use window_core::{
     AggregateFunction, AnyWindow, Converted, LateDataPolicy, LiveState, NumericStats, Rejected,
-    TimeWindow, Timestamp, TimestampedValue, WindowComputation, WindowMetrics, WindowOutput,
+    SnapshotError, TimeWindow, Timestamp, TimestampedValue, WindowComputation, WindowMetrics,
+    WindowOutput,
 };
 use window_operator::{
     AnyEvictor, CountEvictor, EvictMoment, Evicting, Incremental, OperatorConfig, OperatorError,
@@ -561,5 +562,13 @@ impl<K: Default, C: WindowComputation<K, f64>> WindowComputation<K, f64> for All
 
     fn live_state(&self) -> LiveState {
         self.0.live_state()
+    }
+
+    fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        self.0.snapshot(out)
+    }
+
+    fn restore(&mut self, snapshot: &[u8]) -> Result<(), SnapshotError> {
+        self.0.restore(snapshot)
     }
 }
