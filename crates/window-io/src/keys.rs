@@ -25,7 +25,19 @@ use parking_lot::RwLock;
 /// Id 0, [`KeyId::default`], is the empty key: the one key of a job without keys (Flink's
 /// `windowAll`), which a computation keys by `K::default()`. Readers never make it (they refuse
 /// empty keys). Ids of different dictionaries are unrelated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct KeyId(u32);
 
 impl KeyId {
@@ -98,6 +110,35 @@ impl KeyDictionary {
     #[must_use]
     pub fn text(&self, id: KeyId) -> Option<Arc<str>> {
         self.inner.read().texts.get(id.index()).cloned()
+    }
+
+    /// The texts of every key after the empty one, in id order (ids 1, 2 ...): what a
+    /// checkpoint keeps of the dictionary, since the computation's state names keys by id.
+    #[must_use]
+    pub fn texts(&self) -> Vec<String> {
+        let inner = self.inner.read();
+        inner.texts.iter().skip(1).map(|t| t.to_string()).collect()
+    }
+
+    /// A dictionary holding the empty key and `texts` as ids 1, 2 ... (what
+    /// [`KeyDictionary::texts`] listed), ready to share: a job resumed from a checkpoint gives
+    /// every key its id of before.
+    ///
+    /// # Errors
+    /// A text that is empty or listed twice (the listing was not a dictionary's), named by its
+    /// position.
+    pub fn restored(texts: Vec<String>) -> Result<Arc<Self>, String> {
+        let d = Self::default();
+        for (i, text) in texts.into_iter().enumerate() {
+            let id = d.intern(&text);
+            if id.index() != i + 1 {
+                return Err(format!(
+                    "key {} of the checkpoint's key list is empty or repeats an earlier one",
+                    i + 1
+                ));
+            }
+        }
+        Ok(Arc::new(d))
     }
 
     /// The number of distinct keys so far, the empty key included.

@@ -25,7 +25,7 @@ pub use sink::{
 };
 pub use source::{
     open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
-    InputFormat, InputSpec, OnError, Progress,
+    InputFormat, InputSpec, OnError, Progress, ReadPosition,
 };
 
 use std::path::Path;

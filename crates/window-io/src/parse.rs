@@ -72,6 +72,11 @@ impl Parser {
         }
     }
 
+    /// Whether a CSV header is still to come (it is read before any record).
+    pub(crate) fn header_pending(&self) -> bool {
+        self.format == InputFormat::Csv && self.columns.is_none()
+    }
+
     /// An error about the current line, `raw`.
     pub(crate) fn error(
         &self,

@@ -50,6 +50,9 @@ impl FromStr for OnError {
 pub struct DeadLetterWriter {
     name: String,
     writer: csv::Writer<Box<dyn Write + Send>>,
+    /// The file, when opened by [`DeadLetterWriter::create`]: synced and measured for a
+    /// checkpoint ([`DeadLetterWriter::sync`]).
+    file: Option<std::fs::File>,
 }
 
 impl fmt::Debug for DeadLetterWriter {
@@ -82,8 +85,29 @@ impl DeadLetterWriter {
             .open(path)
             .map_err(create_error)?;
         let is_empty = file.metadata().map_err(create_error)?.len() == 0;
-        DeadLetterWriter::from_writer(Box::new(file), path.display().to_string(), is_empty)
-            .map_err(create_error)
+        let handle = file.try_clone().map_err(create_error)?;
+        let mut w =
+            DeadLetterWriter::from_writer(Box::new(file), path.display().to_string(), is_empty)
+                .map_err(create_error)?;
+        w.file = Some(handle);
+        Ok(w)
+    }
+
+    /// Makes what was written durable (each record is flushed as it is written) and returns
+    /// the file's length in bytes: what a checkpoint records of the dead letters. `None` for a
+    /// writer not made by [`DeadLetterWriter::create`].
+    ///
+    /// # Errors
+    /// The flush, the sync or reading the length fails.
+    pub fn sync(&mut self) -> io::Result<Option<u64>> {
+        self.writer.flush()?;
+        match &self.file {
+            Some(f) => {
+                f.sync_data()?;
+                Ok(Some(f.metadata()?.len()))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Writes dead letters to any writer; `name` is used in error messages.
@@ -106,6 +130,7 @@ impl DeadLetterWriter {
         Ok(DeadLetterWriter {
             name: name.into(),
             writer,
+            file: None,
         })
     }
 

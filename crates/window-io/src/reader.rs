@@ -16,6 +16,20 @@ use crate::error::{InputError, InputErrorKind};
 use crate::parse::Parser;
 use crate::source::{CsvHeader, Event, FieldNames, InputFormat, Progress, MAX_LINE_BYTES};
 
+/// How far an [`EventReader`] has read: what a checkpoint records, so that a restarted job
+/// continues with the next record ([`EventReader::skip_to`]).
+///
+/// Plays the role of a Flink source split's offset (`FileSourceSplit` keeps a byte offset
+/// and the records to skip after it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReadPosition {
+    /// Bytes of the stream consumed through the last record handed out (with its line
+    /// terminator); for a `.gz` file, bytes of the decompressed stream.
+    pub offset: u64,
+    /// Physical lines read through that record (the next record's line is counted from here).
+    pub line: u64,
+}
+
 /// One physical line, without its terminator.
 enum Line<'a> {
     /// End of input.
@@ -129,6 +143,8 @@ pub struct EventReader {
     /// counting reader sits below the `BufRead`).
     count_lines: bool,
     done: bool,
+    /// Bytes of the stream consumed so far (see [`ReadPosition::offset`]).
+    offset: u64,
 }
 
 impl fmt::Debug for EventReader {
@@ -186,6 +202,7 @@ impl EventReader {
             progress,
             count_lines,
             done: false,
+            offset: 0,
         }
     }
 
@@ -226,6 +243,94 @@ impl EventReader {
         self.progress.clone()
     }
 
+    /// How far the reader has read: through the last record (or rejected line) it handed out.
+    pub fn read_position(&self) -> ReadPosition {
+        ReadPosition {
+            offset: self.offset,
+            line: self.parser.line_no,
+        }
+    }
+
+    /// Moves a reader that has read nothing yet to `position` of an earlier reader of the same
+    /// stream (a job restarted from a checkpoint): reads the lines before it without parsing
+    /// them, except the CSV header, so that the next record is the one the earlier reader would
+    /// have read next, with the same line numbers. Costs one read of those bytes (for a `.gz`
+    /// file, decompressing them: a gzip stream has no other way in).
+    ///
+    /// # Errors
+    /// An [`InputErrorKind::Io`] error when the stream cannot be read, ends before `position`,
+    /// or `position` is not at the end of a line there (the input is not the one the
+    /// checkpoint read); a header error as reading would give it.
+    pub fn skip_to(&mut self, position: ReadPosition) -> Result<(), InputError> {
+        let changed = |r: &Self, what: &str| {
+            let mut e = r.parser.error(
+                InputErrorKind::Io,
+                None,
+                format!(
+                    "cannot continue at byte {} (line {}) where the checkpoint left this input: {what}; \
+                     the input is not the one the checkpoint read",
+                    position.offset, position.line
+                ),
+                b"",
+            );
+            e.line = r.parser.line_no;
+            e
+        };
+        let mut ended = false;
+        while self.offset < position.offset {
+            let (line, consumed) = match self.lines.next_line() {
+                Ok(read) => read,
+                Err(e) => {
+                    let what = format!("read error: {e}");
+                    return Err(changed(self, &what));
+                }
+            };
+            self.offset += consumed as u64;
+            if self.count_lines {
+                self.progress
+                    .bytes
+                    .fetch_add(consumed as u64, Ordering::Relaxed);
+            }
+            let raw = match line {
+                Line::Eof => {
+                    ended = true;
+                    break;
+                }
+                Line::TooLong(_) => {
+                    self.parser.line_no += 1;
+                    continue;
+                }
+                Line::Whole(raw) => raw,
+            };
+            self.parser.line_no += 1;
+            let raw = match raw.strip_prefix(b"\xEF\xBB\xBF") {
+                Some(rest) if self.parser.line_no == 1 => rest,
+                _ => raw,
+            };
+            if !raw.is_empty() && self.parser.header_pending() {
+                if let Err(err) = self.parser.parse(raw) {
+                    if err.is_fatal() {
+                        self.done = true;
+                    }
+                    return Err(err);
+                }
+            }
+        }
+        if ended {
+            return Err(changed(self, "it ends before"));
+        }
+        if self.offset != position.offset {
+            return Err(changed(self, "no line ends there"));
+        }
+        if self.parser.line_no != position.line {
+            return Err(changed(
+                self,
+                &format!("it is line {} there", self.parser.line_no),
+            ));
+        }
+        Ok(())
+    }
+
     /// The next record as an event with a `String` key (what the iterator yields).
     pub fn next_event(&mut self) -> Option<Result<Event, InputError>> {
         self.next_keyed(|key: Cow<'_, str>| key.into_owned())
@@ -255,6 +360,7 @@ impl EventReader {
                     return Some(Err(err));
                 }
             };
+            self.offset += consumed as u64;
             if self.count_lines {
                 self.progress
                     .bytes

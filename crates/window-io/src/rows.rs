@@ -127,6 +127,12 @@ impl<W: Write> RowWriter<W> {
         self.format
     }
 
+    /// Treats the header as written: the writer continues an output that has it (a job
+    /// resumed from a checkpoint).
+    pub(crate) fn continue_output(&mut self) {
+        self.header_written = true;
+    }
+
     fn write_header_once(&mut self) {
         if self.format == OutputFormat::Csv && !self.header_written {
             for (i, name) in self.columns.iter().enumerate() {

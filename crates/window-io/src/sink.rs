@@ -335,6 +335,16 @@ impl<W: Write> ResultWriter<W> {
         self.written
     }
 
+    /// Continues an output that already holds a header and `written` results (a job resumed
+    /// from a checkpoint, after the output was cut back to the checkpoint's length): no second
+    /// header, and the count goes on from `written`.
+    #[must_use]
+    pub fn continuing(mut self, written: u64) -> Self {
+        self.rows.continue_output();
+        self.written = written;
+        self
+    }
+
     /// Flushes buffered output (writing the CSV header if nothing was
     /// written yet).
     ///
@@ -417,6 +427,15 @@ impl<W: Write> LateWriter<W> {
     /// The number of late elements written so far.
     pub fn records_written(&self) -> u64 {
         self.written
+    }
+
+    /// Continues an output that already holds a header and `written` late elements (see
+    /// [`ResultWriter::continuing`]).
+    #[must_use]
+    pub fn continuing(mut self, written: u64) -> Self {
+        self.rows.continue_output();
+        self.written = written;
+        self
     }
 
     /// Flushes buffered output (writing the CSV header if nothing was

@@ -44,7 +44,7 @@ use std::sync::Arc;
 
 pub use super::error::{InputError, InputErrorKind, OpenError};
 pub use crate::policy::{DeadLetterWriter, ErrorPolicy, OnError, DEAD_LETTER_HEADER};
-pub use crate::reader::EventReader;
+pub use crate::reader::{EventReader, ReadPosition};
 
 /// Lines longer than this many bytes (without terminator) are rejected as
 /// malformed, so that a peer that never sends a newline cannot exhaust memory.
