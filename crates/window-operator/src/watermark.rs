@@ -14,6 +14,8 @@
 use window_core::{time, Timestamp, MAX_WATERMARK, MIN_WATERMARK};
 
 /// Flink's `BoundedOutOfOrdernessWatermarks`: watermark = max timestamp seen - delay - 1.
+/// Serializable with serde: a checkpoint keeps it whole (Flink restores a source's watermark
+/// state from its checkpoint too).
 ///
 /// # Examples
 /// ```
@@ -25,7 +27,7 @@ use window_core::{time, Timestamp, MAX_WATERMARK, MIN_WATERMARK};
 /// g.on_event(50); // out of order: the watermark does not go back
 /// assert_eq!(g.current(), -59_901);
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BoundedOutOfOrderness {
     delay: i64,
     max_timestamp: Option<Timestamp>,
@@ -48,6 +50,12 @@ impl BoundedOutOfOrderness {
         self.max_timestamp = Some(self.max_timestamp.map_or(timestamp, |m| m.max(timestamp)));
     }
 
+    /// The out-of-orderness it was made with, in ms (a negative one reads as 0).
+    #[must_use]
+    pub fn delay(&self) -> i64 {
+        self.delay
+    }
+
     /// The current watermark: `i64::MIN` before any element, else `max - delay - 1`
     /// (saturating).
     #[must_use]
@@ -60,7 +68,7 @@ impl BoundedOutOfOrderness {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct InputState {
     watermark: Timestamp,
     /// Processing time of the last activity; `None` until the first activity or clock tick.
@@ -71,7 +79,8 @@ struct InputState {
 
 /// Combines the watermarks of several inputs into the operator's watermark (Flink's
 /// `StatusWatermarkValve`): the minimum over active inputs, where an ended input counts as
-/// `i64::MAX` and an idle input is ignored. The result never goes back.
+/// `i64::MAX` and an idle input is ignored. The result never goes back. Serializable with serde
+/// (each input's watermark, last activity and idleness), for checkpoints.
 ///
 /// # Examples
 /// ```
@@ -86,7 +95,7 @@ struct InputState {
 /// c.on_watermark(1, 3, 1_500); // input 2 resumes behind: no going back
 /// assert_eq!(c.combined(), 25);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WatermarkCombiner {
     inputs: Vec<InputState>,
     idle_timeout: Option<i64>,
@@ -157,6 +166,13 @@ impl WatermarkCombiner {
             }
         }
         self.recompute()
+    }
+
+    /// The number of inputs and the idle timeout it was made with (what a restored combiner
+    /// must match).
+    #[must_use]
+    pub fn shape(&self) -> (usize, Option<i64>) {
+        (self.inputs.len(), self.idle_timeout)
     }
 
     /// The operator's watermark.

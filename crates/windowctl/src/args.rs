@@ -192,6 +192,20 @@ pub(crate) struct RunArgs {
     /// Do not show a progress bar (it is shown only when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
+
+    /// Take checkpoints in DIR (made if missing), and resume from its newest valid checkpoint
+    /// when DIR holds one of the same job: outputs are cut back to their lengths at the
+    /// checkpoint and inputs continue from their positions, so the outputs end byte for byte as
+    /// an uninterrupted run's, however often the job was killed. Needs file inputs and a file
+    /// --output (stdin, sockets and stdout cannot be replayed or cut back). SIGINT and SIGTERM
+    /// take a last checkpoint before the job stops. A finished job's DIR says so on a rerun.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) checkpoint_dir: Option<PathBuf>,
+
+    /// With --checkpoint-dir: processing time between two checkpoints (a duration: 10s,
+    /// 500ms, 1min). Also taken at the end of the job.
+    #[arg(long, default_value = "10s", value_name = "D")]
+    pub(crate) checkpoint_interval: String,
 }
 
 /// `--max-window-states` when it is not given (also for a job file without

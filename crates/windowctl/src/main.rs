@@ -15,6 +15,7 @@
 //! [`summary`] (the stderr summary) and [`dstream`] (`windowctl dstream`).
 
 mod args;
+mod checkpoint;
 mod dstream;
 mod job_file;
 mod output;
@@ -74,6 +75,11 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<run::Stopped>().is_some() => {
+            eprintln!("windowctl: {e}");
+            let signal = e.downcast_ref::<run::Stopped>().map_or(15, |s| s.signal);
+            ExitCode::from(u8::try_from(128 + signal).unwrap_or(1))
+        }
         Err(e) => {
             eprintln!("windowctl: error: {e:#}");
             ExitCode::FAILURE

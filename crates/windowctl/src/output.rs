@@ -12,14 +12,17 @@
 //! is pending and asks the writer to flush, without waiting (a live input flushes after every
 //! element); [`OutputSink::finish`] waits until everything is written and flushed.
 
+use std::fs::{File, OpenOptions};
 use std::io;
+use std::path::Path;
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use engine::core::{AnyWindow, Window, WindowOutput};
 use engine::io::{create_output, KeyId, KeyTexts, LateWriter, OutputFormat, ResultWriter};
 use engine::job::JobResult;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::Outputs;
 
@@ -49,11 +52,33 @@ const ROWS_PER_BATCH: usize = 4096;
 /// so memory stays bounded whatever the output's speed.
 const BATCHES_IN_FLIGHT: usize = 8;
 
+/// How far one output file had been written at a checkpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct OutputMark {
+    /// The file's length in bytes, after flushing and syncing.
+    pub(crate) bytes: u64,
+    /// The rows in those bytes (results, or late elements).
+    pub(crate) records: u64,
+}
+
+/// The outputs' marks at a checkpoint: what a resumed job cuts its outputs back to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct OutputMarks {
+    /// The results file.
+    pub(crate) results: OutputMark,
+    /// The late-elements file, if the job has one.
+    pub(crate) late: Option<OutputMark>,
+    /// The dead-letter file's length, if the job has one.
+    pub(crate) dead_letters: Option<u64>,
+}
+
 /// From the operator's thread to the writer thread.
 enum ToWriter {
     Rows(Vec<Row>),
     /// Flush both writers.
     Flush,
+    /// Flush both writers, sync their files and answer with their marks (a checkpoint).
+    Sync(mpsc::Sender<Result<OutputMarks, (Which, io::Error)>>),
 }
 
 /// Which output a write error happened on.
@@ -76,6 +101,9 @@ struct Writers {
     results: ResultWriter,
     late: Option<LateWriter>,
     keys: KeyTexts,
+    /// The files under the writers, for syncing and measuring at a checkpoint (results, late);
+    /// `None` when the outputs are not checkpointed.
+    files: Option<(File, Option<File>)>,
 }
 
 impl Writers {
@@ -118,6 +146,33 @@ impl Writers {
         results.and(late)
     }
 
+    /// Flushes, syncs the files and measures them.
+    fn sync(&mut self) -> Result<OutputMarks, (Which, io::Error)> {
+        self.flush()?;
+        let Some((results, late)) = &self.files else {
+            let e = io::Error::other("the outputs are not files that a checkpoint can record");
+            return Err((Which::Results, e));
+        };
+        let mark = |f: &File, records: u64| -> io::Result<OutputMark> {
+            f.sync_data()?;
+            Ok(OutputMark {
+                bytes: f.metadata()?.len(),
+                records,
+            })
+        };
+        let results =
+            mark(results, self.results.records_written()).map_err(|e| (Which::Results, e))?;
+        let late = match (late, &self.late) {
+            (Some(f), Some(w)) => Some(mark(f, w.records_written()).map_err(|e| (Which::Late, e))?),
+            _ => None,
+        };
+        Ok(OutputMarks {
+            results,
+            late,
+            dead_letters: None,
+        })
+    }
+
     /// Writes the rows it is given, in order, until the channel closes; flushes at the end;
     /// gives back the number of results written.
     fn run(mut self, rx: Receiver<ToWriter>, back: mpsc::Sender<Back>) -> u64 {
@@ -144,6 +199,14 @@ impl Writers {
                             fail(&mut failed, e);
                         }
                     }
+                }
+                ToWriter::Sync(reply) => {
+                    let answer = if failed {
+                        Err((Which::Results, io::Error::other("an earlier write failed")))
+                    } else {
+                        self.sync()
+                    };
+                    let _ = reply.send(answer);
                 }
             }
         }
@@ -181,6 +244,37 @@ pub(crate) struct OutputSink {
     late_name: String,
 }
 
+/// Opens `path` for a checkpointed job: created empty (no `mark`), or cut back to
+/// `mark.bytes` and appended to; returns the writer and a second handle for syncing.
+fn open_resumable(
+    path: &Path,
+    mark: Option<OutputMark>,
+    name: &str,
+) -> Result<(Box<dyn io::Write + Send>, File)> {
+    let file = match mark {
+        None => File::create(path).with_context(|| format!("{name}: cannot create it"))?,
+        Some(m) => {
+            let file = OpenOptions::new()
+                .append(true)
+                .open(path)
+                .with_context(|| format!("{name}: cannot open it to resume"))?;
+            let len = file.metadata().with_context(|| name.to_owned())?.len();
+            if len < m.bytes {
+                bail!(
+                    "{name}: it has {len} bytes, fewer than the {} the checkpoint recorded: it \
+                     was changed since, so the job cannot resume into it",
+                    m.bytes
+                );
+            }
+            file.set_len(m.bytes)
+                .with_context(|| format!("{name}: cannot cut it back to the checkpoint"))?;
+            file
+        }
+    };
+    let handle = file.try_clone().with_context(|| name.to_owned())?;
+    Ok((Box::new(file), handle))
+}
+
 /// The error of a sink whose writer thread is gone.
 fn writer_gone() -> io::Error {
     io::Error::other("the output thread ended early")
@@ -204,6 +298,85 @@ impl OutputSink {
             None => None,
         };
         let out = create_output(output_target)?;
+        let results = if empty_column {
+            ResultWriter::with_empty_column(out, outputs.output_format)
+        } else {
+            ResultWriter::new(out, outputs.output_format)
+        };
+        Self::start(
+            outputs,
+            Writers {
+                results,
+                late,
+                keys,
+                files: None,
+            },
+        )
+    }
+
+    /// As [`OutputSink::create`], for a job with checkpoints: the outputs must be files; with
+    /// `resume`, each is cut back to the length the checkpoint recorded and continued (no
+    /// second header), else created empty.
+    ///
+    /// # Errors
+    /// An output is stdout (it cannot be cut back on a resume); a file cannot be opened or
+    /// cut; a file is shorter than the checkpoint recorded (it was changed since).
+    pub(crate) fn create_checkpointed(
+        outputs: &Outputs,
+        empty_column: bool,
+        keys: KeyTexts,
+        resume: Option<&OutputMarks>,
+    ) -> Result<Self> {
+        let Some(path) = outputs.output.as_deref().filter(|p| *p != "-") else {
+            bail!(
+                "--checkpoint-dir needs the results in a file ({} FILE): stdout cannot be cut \
+                 back to a checkpoint when the job resumes",
+                outputs.output_name
+            );
+        };
+        let name = format!("{} {path}", outputs.output_name);
+        let mark = resume.map(|m| m.results);
+        let (file, handle) = open_resumable(Path::new(path), mark, &name)?;
+        let results = if empty_column {
+            ResultWriter::with_empty_column(file, outputs.output_format)
+        } else {
+            ResultWriter::new(file, outputs.output_format)
+        };
+        let results = match mark {
+            Some(m) if m.bytes > 0 => results.continuing(m.records),
+            _ => results,
+        };
+        let (late, late_handle) = match &outputs.late_output {
+            Some(p) => {
+                let name = format!("{} {}", outputs.late_output_name, p.display());
+                let mark = resume.and_then(|m| m.late);
+                if resume.is_some() && mark.is_none() {
+                    bail!("{name}: the checkpoint has no late output to continue");
+                }
+                let (file, handle) = open_resumable(p, mark, &name)?;
+                let w = LateWriter::new(file, OutputFormat::from_path(p));
+                let w = match mark {
+                    Some(m) if m.bytes > 0 => w.continuing(m.records),
+                    _ => w,
+                };
+                (Some(w), Some(handle))
+            }
+            None => (None, None),
+        };
+        Self::start(
+            outputs,
+            Writers {
+                results,
+                late,
+                keys,
+                files: Some((handle, late_handle)),
+            },
+        )
+    }
+
+    /// Starts the writer thread over `writers`.
+    fn start(outputs: &Outputs, writers: Writers) -> Result<Self> {
+        let output_target = outputs.output.as_deref().unwrap_or("-");
         let results_name = match output_target {
             "-" => "stdout".to_owned(),
             file => format!("{} {file}", outputs.output_name),
@@ -211,17 +384,7 @@ impl OutputSink {
         let late_name = outputs.late_output.as_ref().map_or_else(String::new, |p| {
             format!("{} {}", outputs.late_output_name, p.display())
         });
-        let results = if empty_column {
-            ResultWriter::with_empty_column(out, outputs.output_format)
-        } else {
-            ResultWriter::new(out, outputs.output_format)
-        };
-        let has_late = late.is_some();
-        let writers = Writers {
-            results,
-            late,
-            keys,
-        };
+        let has_late = writers.late.is_some();
         let (to_writer, rx) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
         let (back_tx, back) = mpsc::channel();
         let writer = std::thread::Builder::new()
@@ -241,6 +404,31 @@ impl OutputSink {
             results_name,
             late_name,
         })
+    }
+
+    /// Hands over what is pending, has the writer thread flush and sync the outputs, and
+    /// returns their marks (without the dead letters, which the caller adds): the outputs'
+    /// part of a checkpoint.
+    ///
+    /// # Errors
+    /// A write, flush or sync failed (now or before), named by its output.
+    pub(crate) fn sync(&mut self) -> Result<OutputMarks> {
+        self.hand_over();
+        let (tx, rx) = mpsc::channel();
+        self.send(ToWriter::Sync(tx));
+        self.dirty = false;
+        let answer = rx.recv();
+        self.drain_back();
+        if let Some(e) = self.take_named_error() {
+            return Err(anyhow::Error::new(e).context("writing output"));
+        }
+        match answer {
+            Ok(Ok(marks)) => Ok(marks),
+            Ok(Err((which, e))) => {
+                Err(anyhow::Error::new(self.named(which, e)).context("syncing output"))
+            }
+            Err(_) => Err(anyhow::Error::new(writer_gone()).context("syncing output")),
+        }
     }
 
     /// Results written to the results output; complete after [`OutputSink::finish`].

@@ -3,52 +3,188 @@
 //! [`crate::output`].
 
 use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use engine::core::ElementError;
 use engine::io::{
     format_number, open_source, DeadLetterWriter, ErrorPolicy, InputError, InputErrorKind,
-    InputSpec, KeyDictionary, KeyId, KeyTexts,
+    InputSpec, KeyDictionary, KeyId, KeyTexts, ReadPosition,
 };
+use engine::job::duration::parse_duration;
 use engine::job::Computation;
 use engine::runtime::{
     DescribeRejection, ReaderSource, Runtime, RuntimeConfig, RuntimeError, Step,
 };
 
 use crate::args::RunArgs;
+use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
 use crate::output::OutputSink;
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
 
+/// The job's runtime, as `windowctl run` runs it.
+type JobRuntime = Runtime<KeyId, f64, Computation<KeyId>>;
+
+/// The job was stopped by a signal (SIGINT, SIGTERM) at a batch boundary, its outputs flushed
+/// (and, with `--checkpoint-dir`, a last checkpoint taken); the process exits with 128 + the
+/// signal's number, as a shell reports a signal.
+#[derive(Debug)]
+pub(crate) struct Stopped {
+    /// The signal's number.
+    pub(crate) signal: i32,
+    /// Whether a checkpoint to resume from was taken.
+    pub(crate) checkpointed: bool,
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self.signal {
+            signal_hook::consts::SIGINT => "SIGINT",
+            _ => "SIGTERM",
+        };
+        write!(
+            f,
+            "stopped by {name} at a batch boundary; outputs are complete up to there"
+        )?;
+        if self.checkpointed {
+            write!(f, " and checkpointed: run the same command to resume")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Stopped {}
+
 /// Runs `windowctl run`: plans the job of `args` (of which `given` were given on the command
-/// line), runs it to the end of its inputs, writes its results and prints the summary.
+/// line), runs it to the end of its inputs, writes its results and prints the summary; with
+/// `--checkpoint-dir`, resumes from its newest checkpoint and takes new ones.
 ///
 /// # Errors
 /// A job that does not plan (see [`plan`]), an input or output that cannot be opened, a bad
-/// input line (with `--on-error fail`), an element the job refuses, a write that fails.
+/// input line (with `--on-error fail`), an element the job refuses, a write that fails, a
+/// checkpoint that cannot be used or written; [`Stopped`] after SIGINT or SIGTERM.
 pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     let (plan, op) = plan(args, given)?;
-    let keys = KeyDictionary::shared();
-    let readers = plan
-        .inputs
+    if args.checkpoint_dir.is_some() {
+        // Before anything is opened: a computation that cannot be checkpointed says so now.
+        op.snapshot(&mut Vec::new())
+            .map_err(|e| anyhow!("--checkpoint-dir: {e}"))?;
+    }
+    let mut checkpoints = match &args.checkpoint_dir {
+        Some(dir) => Some(Checkpoints::open(&plan, dir, &args.checkpoint_interval)?),
+        None => None,
+    };
+    let resume = checkpoints.as_mut().and_then(|c| c.resume.take());
+    if let Some(body) = resume.as_ref().filter(|b| b.finished) {
+        eprintln!(
+            "windowctl: the job already ran to the end (checkpoint {} in {}); nothing was \
+             written. Its outputs are complete; remove the directory to run it again",
+            body.sequence,
+            args.checkpoint_dir
+                .as_deref()
+                .unwrap_or_else(|| Path::new("."))
+                .display()
+        );
+        return Ok(());
+    }
+    let keys = match &resume {
+        Some(b) => KeyDictionary::restored(b.keys.clone())
+            .map_err(|e| anyhow!("the checkpoint's key dictionary: {e}"))?,
+        None => KeyDictionary::shared(),
+    };
+    let positions = resume.as_ref().map(|b| b.runtime.positions());
+    let readers = open_readers(&plan, &keys, positions.as_deref())?;
+    let mut sink = match &checkpoints {
+        Some(_) => OutputSink::create_checkpointed(
+            &plan.outputs,
+            plan.spec.strategy.emits_empty_results(),
+            KeyTexts::new(Arc::clone(&keys)),
+            resume.as_ref().map(|b| &b.outputs),
+        )?,
+        None => OutputSink::create(
+            &plan.outputs,
+            plan.spec.strategy.emits_empty_results(),
+            KeyTexts::new(Arc::clone(&keys)),
+        )?,
+    };
+    let mut rt = build_runtime(&plan, op, &keys, readers, resume.as_ref())?;
+    if let Some(body) = resume {
+        rt.restore(body.runtime)
+            .map_err(|e| anyhow!("resuming from checkpoint {}: {e}", body.sequence))?;
+        if let Some(c) = checkpoints.as_mut() {
+            c.resumed_from = Some(body.sequence);
+        }
+    }
+    let stop = StopSignals::register()?;
+    let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
+        .then(|| make_progress_bar(rt.progress().1));
+    let started = Instant::now();
+    let outcome = run_to_end(
+        &mut rt,
+        &mut sink,
+        progress_bar.as_ref(),
+        checkpoints.as_mut(),
+        &keys,
+        &stop,
+    );
+    let flushed = sink.finish();
+    let stopped = outcome?;
+    flushed?;
+    summary(&plan, &rt, sink.records_written(), started.elapsed());
+    if let Some(c) = &checkpoints {
+        c.report();
+    }
+    match stopped {
+        Some(signal) => Err(Stopped {
+            signal,
+            checkpointed: checkpoints.is_some(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Opens the plan's inputs, each reader moved to its position of `positions` (a resume).
+fn open_readers(
+    plan: &Plan,
+    keys: &Arc<KeyDictionary>,
+    positions: Option<&[Option<ReadPosition>]>,
+) -> Result<Vec<ReaderSource>> {
+    plan.inputs
         .iter()
-        .map(|(spec, format)| {
+        .enumerate()
+        .map(|(i, (spec, format))| {
             let live = !matches!(spec, InputSpec::File(_));
-            open_source(spec, *format, plan.fields.clone())
-                .map(|r| ReaderSource::new(r, live, Arc::clone(&keys)))
+            let mut reader = open_source(spec, *format, plan.fields.clone())?;
+            if let Some(Some(p)) = positions.and_then(|p| p.get(i)) {
+                reader.skip_to(*p)?;
+            }
+            Ok(ReaderSource::new(reader, live, Arc::clone(keys)))
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut sink = OutputSink::create(
-        &plan.outputs,
-        plan.spec.strategy.emits_empty_results(),
-        KeyTexts::new(Arc::clone(&keys)),
-    )?;
+        .collect()
+}
+
+/// The runtime of the job: its configuration, error policy (with the dead-letter file, cut
+/// back to the checkpoint's length on a resume) and sources.
+fn build_runtime(
+    plan: &Plan,
+    op: Computation<KeyId>,
+    keys: &Arc<KeyDictionary>,
+    readers: Vec<ReaderSource>,
+    resume: Option<&CheckpointBody>,
+) -> Result<JobRuntime> {
     let mut policy = ErrorPolicy::new(plan.outputs.on_error);
     if let Some(p) = &plan.outputs.dead_letter {
-        let writer = DeadLetterWriter::create(p).context(plan.outputs.dead_letter_name.clone())?;
+        let name = plan.outputs.dead_letter_name.clone();
+        if let Some(len) = resume.and_then(|b| b.outputs.dead_letters) {
+            cut_back(p, len).context(name.clone())?;
+        }
+        let writer = DeadLetterWriter::create(p).context(name)?;
         policy = policy.with_dead_letter(writer);
     }
     let config = RuntimeConfig {
@@ -59,43 +195,204 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     };
     let mut rt = Runtime::new(op, config);
     rt.set_error_policy(policy);
-    rt.set_rejection_report(rejection_report(&plan, keys));
+    rt.set_rejection_report(rejection_report(plan, Arc::clone(keys)));
     for r in readers {
         rt.add_source(Box::new(r));
     }
-    let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
-        .then(|| make_progress_bar(rt.progress().1));
-    let started = Instant::now();
-    let outcome = run_to_end(&mut rt, &mut sink, progress_bar.as_ref());
-    let flushed = sink.finish();
-    outcome.map_err(job_error)?;
-    flushed?;
-    summary(&plan, &rt, sink.records_written(), started.elapsed());
-    Ok(())
+    Ok(rt)
 }
 
-/// Steps the runtime until its inputs end or it fails, showing its progress on `progress_bar`.
+/// Cuts the file at `path` back to `len` bytes (a dead-letter file on a resume).
+fn cut_back(path: &Path, len: u64) -> Result<()> {
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("{}: cannot open it to resume", path.display()))?;
+    let now = f.metadata()?.len();
+    if now < len {
+        bail!(
+            "{}: it has {now} bytes, fewer than the {len} the checkpoint recorded: it was \
+             changed since",
+            path.display()
+        );
+    }
+    f.set_len(len)
+        .with_context(|| format!("{}: cannot cut it back to the checkpoint", path.display()))
+}
+
+/// Steps the runtime until its inputs end, it fails or a signal stops it, showing its
+/// progress on `progress_bar` and taking checkpoints when they are due, at the end and at a
+/// stop. Returns the signal that stopped it, if one did.
 fn run_to_end(
-    rt: &mut Runtime<KeyId, f64, Computation<KeyId>>,
+    rt: &mut JobRuntime,
     sink: &mut OutputSink,
     progress_bar: Option<&indicatif::ProgressBar>,
-) -> Result<(), RuntimeError> {
+    mut checkpoints: Option<&mut Checkpoints>,
+    keys: &KeyDictionary,
+    stop: &StopSignals,
+) -> Result<Option<i32>> {
     rt.start();
     let outcome = loop {
-        match rt.step(sink) {
-            Ok(Step::Finished) => break Ok(()),
-            Ok(_) => {
-                if let Some(pb) = progress_bar {
-                    pb.set_position(rt.progress().0);
+        let step = match rt.step(sink) {
+            Ok(step) => step,
+            Err(e) => break Err(job_error(e)),
+        };
+        let stopped = stop.received();
+        let finished = step == Step::Finished;
+        if let Some(c) = checkpoints.as_deref_mut() {
+            if finished || stopped.is_some() || c.checkpointer.due() {
+                if let Err(e) = c.take(rt, sink, keys, finished) {
+                    break Err(e);
                 }
             }
-            Err(e) => break Err(e),
+        }
+        if finished {
+            break Ok(None);
+        }
+        if stopped.is_some() {
+            break Ok(stopped);
+        }
+        if let Some(pb) = progress_bar {
+            pb.set_position(rt.progress().0);
         }
     };
     if let Some(pb) = progress_bar {
         pb.finish_and_clear();
     }
     outcome
+}
+
+/// SIGINT and SIGTERM as flags the run loop looks at between batches. A second signal of the
+/// same kind ends the process at once (signal-hook's conditional shutdown), for a job that
+/// does not reach a batch boundary.
+struct StopSignals {
+    int: Arc<AtomicBool>,
+    term: Arc<AtomicBool>,
+}
+
+impl StopSignals {
+    /// Registers the handlers.
+    ///
+    /// # Errors
+    /// A handler cannot be registered.
+    fn register() -> Result<Self> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let int = Arc::new(AtomicBool::new(false));
+        let term = Arc::new(AtomicBool::new(false));
+        for (signal, flag) in [(SIGINT, &int), (SIGTERM, &term)] {
+            // The first signal sets the flag; a second, with the flag set, exits.
+            signal_hook::flag::register_conditional_shutdown(
+                signal,
+                128 + signal,
+                Arc::clone(flag),
+            )
+            .context("registering signal handlers")?;
+            signal_hook::flag::register(signal, Arc::clone(flag))
+                .context("registering signal handlers")?;
+        }
+        Ok(Self { int, term })
+    }
+
+    /// The signal received, if any.
+    fn received(&self) -> Option<i32> {
+        if self.int.load(Ordering::Relaxed) {
+            Some(signal_hook::consts::SIGINT)
+        } else if self.term.load(Ordering::Relaxed) {
+            Some(signal_hook::consts::SIGTERM)
+        } else {
+            None
+        }
+    }
+}
+
+/// The checkpoints of a run: the directory, the job's identity, the checkpoint to resume from.
+pub(crate) struct Checkpoints {
+    checkpointer: Checkpointer,
+    identity: JobIdentity,
+    /// The newest valid checkpoint, until the run takes it to resume.
+    resume: Option<CheckpointBody>,
+    /// The checkpoint the run resumed from.
+    resumed_from: Option<u64>,
+}
+
+impl Checkpoints {
+    /// The checkpoints of `dir` for the job of `plan`, every `interval`.
+    ///
+    /// # Errors
+    /// An input that cannot be replayed (stdin, a socket); an interval that does not parse or
+    /// is 0; a directory that cannot be used (see [`Checkpointer::open`]).
+    fn open(plan: &Plan, dir: &Path, interval: &str) -> Result<Self> {
+        if let Some((spec, _)) = plan
+            .inputs
+            .iter()
+            .find(|(s, _)| !matches!(s, InputSpec::File(_)))
+        {
+            bail!(
+                "--checkpoint-dir: {} cannot be replayed after a restart (Flink's socket source \
+                 is not fault tolerant either); read from files to checkpoint",
+                spec.source_name()
+            );
+        }
+        let ms = parse_duration(interval).map_err(|e| anyhow!("--checkpoint-interval: {e}"))?;
+        if ms <= 0 {
+            bail!("--checkpoint-interval: must be more than 0, got {interval:?}");
+        }
+        let identity = JobIdentity::of(plan)?;
+        let interval = Duration::from_millis(ms.unsigned_abs());
+        let (checkpointer, resume) = Checkpointer::open(dir, interval, &identity)?;
+        Ok(Self {
+            checkpointer,
+            identity,
+            resume,
+            resumed_from: None,
+        })
+    }
+
+    /// Takes a checkpoint now: syncs the outputs, snapshots the runtime, writes the file.
+    ///
+    /// # Errors
+    /// Syncing an output, snapshotting or writing fails.
+    fn take(
+        &mut self,
+        rt: &mut JobRuntime,
+        sink: &mut OutputSink,
+        keys: &KeyDictionary,
+        finished: bool,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let mut outputs = sink.sync()?;
+        if let Some(d) = rt.error_policy().dead_letter.as_mut() {
+            outputs.dead_letters = d
+                .sync()
+                .with_context(|| format!("syncing the dead-letter file {}", d.name()))?;
+        }
+        let runtime = rt
+            .snapshot()
+            .map_err(|e| anyhow!("taking a checkpoint: {e}"))?;
+        let body = CheckpointBody {
+            identity: self.identity.clone(),
+            sequence: self.checkpointer.next_sequence(),
+            finished,
+            outputs,
+            keys: keys.texts(),
+            runtime,
+        };
+        self.checkpointer.write(&body, started)
+    }
+
+    /// The summary's line about checkpoints.
+    fn report(&self) {
+        let c = &self.checkpointer;
+        let resumed = self
+            .resumed_from
+            .map_or_else(String::new, |s| format!("; resumed from checkpoint {s}"));
+        eprintln!(
+            "windowctl: checkpoints taken: {} (last {} bytes), {:.3} s in all{resumed}",
+            c.taken,
+            c.last_bytes,
+            c.time.as_secs_f64()
+        );
+    }
 }
 
 /// A runtime error as windowctl reports it.

@@ -17,8 +17,10 @@
 //! is where a checkpoint can be taken. Processing time comes from a [`Clock`]: the system clock,
 //! or a [`timer_service::ManualClock`] in tests.
 
+mod checkpoint;
 mod source;
 
+pub use checkpoint::{InputSnapshot, RuntimeSnapshot};
 pub use source::{IterSource, Read, ReaderSource, Source, MAX_BATCH};
 
 use std::sync::Arc;
@@ -26,7 +28,7 @@ use std::time::Duration;
 
 use timer_service::{Clock, SystemClock};
 use window_core::{ElementError, Rejected, TimeDomain, Timestamp, WindowComputation, WindowOutput};
-use window_io::{ErrorPolicy, Event, InputError, InputErrorKind, Progress};
+use window_io::{ErrorPolicy, Event, InputError, InputErrorKind, Progress, ReadPosition};
 use window_operator::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 
 use source::{Delivery, Feed, Next};
@@ -94,7 +96,7 @@ pub enum Step {
 }
 
 /// Counters of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunStats {
     /// Events read from the sources.
     pub events: u64,
@@ -118,6 +120,8 @@ struct Input {
     live: bool,
     progress: Option<Progress>,
     done: bool,
+    /// The end of the last batch processed from it, where the source tells.
+    position: Option<ReadPosition>,
 }
 
 /// Runs a [`WindowComputation`] `C` over sources of `Event<K, V>`.
@@ -156,6 +160,8 @@ pub struct Runtime<K, V, C: ?Sized> {
     stats: RunStats,
     spare: Vec<Event<K, V>>,
     finished: bool,
+    /// Restored from a checkpoint ([`Runtime::restore`]): the combiner is the checkpoint's.
+    restored: bool,
     computation: C,
 }
 
@@ -192,6 +198,7 @@ where
             stats: RunStats::default(),
             spare: Vec::new(),
             finished: false,
+            restored: false,
             computation,
         }
     }
@@ -229,6 +236,7 @@ where
             live: source.is_live(),
             progress: source.progress(),
             done: false,
+            position: None,
         });
         self.pending.push(source);
     }
@@ -243,7 +251,9 @@ where
     }
 
     fn begin(&mut self) {
-        self.combiner = WatermarkCombiner::new(self.inputs.len(), self.config.idle_timeout);
+        if !self.restored {
+            self.combiner = WatermarkCombiner::new(self.inputs.len(), self.config.idle_timeout);
+        }
         let now = self.clock.now_ms();
         self.combiner.on_processing_time(now);
         self.last_emit = Some(now);
@@ -387,6 +397,7 @@ where
             input,
             mut events,
             read,
+            position,
         } = d;
         let event_time = self.config.time == TimeDomain::EventTime;
         let per_element = event_time && self.config.watermark_interval == 0;
@@ -419,6 +430,9 @@ where
             }
         }
         self.spare = events;
+        if position.is_some() {
+            self.inputs[input].position = position;
+        }
         match read {
             Read::More => {}
             Read::Rejected(err) => self.handle(err)?,

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use window_io::{
     Event, EventReader, InputError, InputErrorKind, KeyCache, KeyDictionary, KeyId, Progress,
+    ReadPosition,
 };
 
 /// Most events a source hands over at once.
@@ -50,6 +51,13 @@ pub trait Source<K, V>: Send {
 
     /// A handle reporting the bytes read, for progress bars; `None` when not known.
     fn progress(&self) -> Option<Progress> {
+        None
+    }
+
+    /// Where the source stands after the last [`Source::read_batch`]: what a checkpoint
+    /// records so that a restarted run continues there; `None` for a source that cannot tell
+    /// (an iterator).
+    fn read_position(&self) -> Option<ReadPosition> {
         None
     }
 }
@@ -142,6 +150,10 @@ impl Source<KeyId, f64> for ReaderSource {
     fn progress(&self) -> Option<Progress> {
         Some(self.reader.progress())
     }
+
+    fn read_position(&self) -> Option<ReadPosition> {
+        Some(self.reader.read_position())
+    }
 }
 
 /// What the feed brings: a batch of input `input`, and how its read ended.
@@ -149,6 +161,8 @@ pub(crate) struct Delivery<K, V> {
     pub(crate) input: usize,
     pub(crate) events: Vec<Event<K, V>>,
     pub(crate) read: Read,
+    /// The source's position after this batch.
+    pub(crate) position: Option<ReadPosition>,
 }
 
 /// How batches reach the runtime: pulled from the sources in turn (a runtime that was not
@@ -184,6 +198,7 @@ impl<K: Send + 'static, V: Send + 'static> Feed<K, V> {
                     input,
                     events: Vec::new(),
                     read: Read::Failed(format!("{name}: cannot start the reader thread: {e}")),
+                    position: None,
                 });
             }
         }
@@ -204,11 +219,13 @@ fn read_all<K, V>(
         let read = source.read_batch(&mut events, MAX_BATCH);
         let last = matches!(read, Read::End | Read::Failed(_))
             || matches!(&read, Read::Rejected(e) if e.is_fatal());
+        let position = source.read_position();
         if tx
             .send(Delivery {
                 input,
                 events,
                 read,
+                position,
             })
             .is_err()
             || last
@@ -248,6 +265,7 @@ impl<K, V> Feed<K, V> {
                     return Next::Closed;
                 };
                 let read = source.read_batch(&mut events, MAX_BATCH);
+                let position = source.read_position();
                 let last = matches!(read, Read::End | Read::Failed(_))
                     || matches!(&read, Read::Rejected(e) if e.is_fatal());
                 if last {
@@ -257,6 +275,7 @@ impl<K, V> Feed<K, V> {
                     input,
                     events,
                     read,
+                    position,
                 })
             }
             Feed::Threaded { rx, spare } => {
