@@ -38,10 +38,21 @@ pub const BUNDLED_DATA: &str = concat!(
     "/../../data/nycflights13_dest.csv.gz"
 );
 
-/// Whether `a` and `b` name the same file: their canonical paths where both exist, else the
-/// paths as given. Guards an output from overwriting an input.
+/// Whether `a` and `b` name the same file: where both exist, the same device and inode (as
+/// `cat` checks its output against its inputs; also two names of one file, a hard link, and
+/// `/dev/stdin` redirected from the file); elsewhere their canonical paths, else the paths as
+/// given. Guards an output from overwriting an input.
 #[must_use]
 pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            // Character devices (a terminal, /dev/null) are not files that can be destroyed.
+            let regular = x.is_file() && y.is_file();
+            return regular && (x.dev(), x.ino()) == (y.dev(), y.ino());
+        }
+    }
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,

@@ -294,11 +294,15 @@ fn check_distinct_files(
     inputs: &[(InputSpec, InputFormat)],
     o: Origins<'_>,
 ) -> Result<()> {
+    // Standard input redirected from a file (`< results.csv`) is that file: on Linux
+    // /dev/stdin leads to it, and the same-file test compares device and inode.
+    let stdin = PathBuf::from("/dev/stdin");
     let inputs: Vec<&PathBuf> = inputs
         .iter()
         .filter_map(|(spec, _)| match spec {
             InputSpec::File(f) => Some(f),
-            _ => None,
+            InputSpec::Stdin => Some(&stdin),
+            InputSpec::Socket(_) => None,
         })
         .collect();
     let mut files: Vec<(Field, PathBuf)> = Vec::new();
@@ -313,9 +317,26 @@ fn check_distinct_files(
     }
     for (i, (field, path)) in files.iter().enumerate() {
         if let Some(input) = inputs.iter().find(|input| same_file(input, path)) {
+            if **input == stdin {
+                bail!(
+                    "{} {}: standard input (--input -) is read from that file; writing it would \
+                     destroy the input",
+                    o.subject(*field),
+                    path.display()
+                );
+            }
+            if *input == path {
+                bail!(
+                    "{} {} is also an input: writing it would destroy the input",
+                    o.subject(*field),
+                    path.display()
+                );
+            }
             bail!(
-                "{} {} is also an input: writing it would destroy the input",
+                "{} {} is also an input: it is the same file as the input {} (same device \
+                 and inode); writing it would destroy the input",
                 o.subject(*field),
+                path.display(),
                 input.display()
             );
         }

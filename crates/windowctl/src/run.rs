@@ -135,7 +135,13 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     let flushed = sink.finish();
     let stopped = outcome?;
     flushed?;
-    summary(&plan, &rt, sink.records_written(), started.elapsed());
+    summary(
+        &plan,
+        &rt,
+        sink.records_written(),
+        started.elapsed(),
+        stopped.is_some(),
+    );
     if let Some(c) = &checkpoints {
         c.report();
     }

@@ -20,12 +20,14 @@ fn peak_memory_kb() -> Option<u64> {
 }
 
 /// Prints the summary of the job `plan` described, run on `rt`, which wrote `results` result
-/// rows in `elapsed`. Write errors on stderr are ignored: the job's outcome is decided.
+/// rows in `elapsed`; `stopped` when a signal stopped it before the end of its inputs. Write
+/// errors on stderr are ignored: the job's outcome is decided.
 pub(crate) fn summary(
     plan: &Plan,
     rt: &Runtime<KeyId, f64, Computation<KeyId>>,
     results: u64,
     elapsed: Duration,
+    stopped: bool,
 ) {
     let op = rt.computation();
     let stats = rt.stats();
@@ -75,6 +77,13 @@ pub(crate) fn summary(
         );
     }
     let live_windows = op.live_state().windows;
+    if stopped {
+        let _ = writeln!(
+            err,
+            "windowctl: {live_windows} window states were open when the job stopped"
+        );
+        return;
+    }
     if plan.spec.time == TimeDomain::EventTime && live_windows > 0 {
         let _ = writeln!(
             err,

@@ -1,0 +1,120 @@
+//! Issue 16's edges, each as it was found: an output that is an input under another name (a
+//! hard link, or standard input redirected from it) is refused and the input kept; a signal
+//! stops a job at a row boundary with the summary.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("windowctl-hard-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+const INPUT: &str = "event_time_ms,key,value\n1,a,1\n2,b,2\n";
+
+fn windowctl(dir: &PathBuf) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+    c.arg("run").arg("--no-progress").current_dir(dir);
+    c
+}
+
+#[test]
+fn an_output_hard_linked_to_the_input_is_refused_and_the_input_kept() {
+    let dir = scratch("link");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    fs::hard_link(dir.join("in.csv"), dir.join("link.csv")).expect("hard link");
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+            "--output",
+            "link.csv",
+        ])
+        .output()
+        .expect("runs");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("same file as the input in.csv"), "{err}");
+    assert_eq!(
+        fs::read_to_string(dir.join("in.csv")).expect("input"),
+        INPUT
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_output_that_standard_input_is_read_from_is_refused_and_kept() {
+    let dir = scratch("stdin");
+    fs::write(dir.join("o.csv"), INPUT).expect("input");
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "-",
+            "--window",
+            "tumbling:10ms",
+            "--output",
+            "o.csv",
+        ])
+        .stdin(fs::File::open(dir.join("o.csv")).expect("open"))
+        .output()
+        .expect("runs");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("standard input (--input -) is read from that file"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(dir.join("o.csv")).expect("kept"), INPUT);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigint_stops_a_job_at_a_row_boundary_with_the_summary() {
+    let dir = scratch("sigint");
+    let mut text = String::from("event_time_ms,key,value\n");
+    for i in 0..400_000 {
+        text.push_str(&format!("{i},k{},{}\n", i % 97, i % 13));
+    }
+    fs::write(dir.join("in.csv"), text).expect("input");
+    let child = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "sliding:50ms:1ms",
+            "--output",
+            "o.csv",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let o = child.wait_with_output().expect("ends");
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() == Some(130) {
+        assert!(
+            err.contains("stopped by SIGINT at a batch boundary"),
+            "{err}"
+        );
+        assert!(err.contains("events read"), "the summary is printed: {err}");
+        let out = fs::read_to_string(dir.join("o.csv")).expect("results");
+        assert!(out.starts_with("key,window_start,window_end,result\n"));
+        assert!(out.ends_with('\n'), "the last row is whole");
+    } else {
+        // Done before the signal came (a fast machine): a complete run.
+        assert!(o.status.success(), "{err}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
