@@ -26,8 +26,7 @@ use window_core::{
 use crate::sliced::{EmitMode, SlicedWindows};
 use crate::snapshot::{self, Codec, Header};
 use crate::{
-    check_timestamp, InOrderSnapshot, InOrderWindows, KeyWindowMetrics, KeyWindows,
-    SlidingGeometry,
+    check_timestamp, InOrderSnapshot, InOrderWindows, KeyWindowMetrics, KeyWindows, SlidingGeometry,
 };
 
 /// An in-order processor `P` driven by event time and watermarks.
@@ -396,9 +395,7 @@ where
             late_elements: self.late_elements,
         };
         snapshot::write(out, &self.header(), &state)?;
-        self.inner
-            .snapshot(out)
-            .inspect_err(|_| out.truncate(len))
+        self.inner.snapshot(out).inspect_err(|_| out.truncate(len))
     }
 
     fn read_snapshot(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
@@ -408,7 +405,11 @@ where
             .iter()
             .zip(state.in_order.iter().skip(1))
             .all(|(a, b)| (a.0, a.1) < (b.0, b.1));
-        let numbered = state.in_order.iter().map(|e| e.1).chain(state.buffer.keys().map(|k| k.1));
+        let numbered = state
+            .in_order
+            .iter()
+            .map(|e| e.1)
+            .chain(state.buffer.keys().map(|k| k.1));
         if !ordered || numbered.into_iter().any(|n| n >= state.sequence) {
             return Err(SnapshotError::Invalid(format!(
                 "{KIND} snapshot torn: buffered elements out of order"

@@ -128,9 +128,12 @@ where
             }
         }
         if free.len() != slots.iter().filter(|s| s.is_none()).count() {
-            return Err(D::Error::custom("a free key slot missing from the free list"));
+            return Err(D::Error::custom(
+                "a free key slot missing from the free list",
+            ));
         }
-        let mut ids = HashMap::with_capacity_and_hasher(slots.len() - free.len(), Default::default());
+        let mut ids =
+            HashMap::with_capacity_and_hasher(slots.len() - free.len(), Default::default());
         for (slot, state) in slots.iter().enumerate() {
             if let Some(state) = state {
                 // Fits: checked above.

@@ -191,9 +191,7 @@ where
     fn write_snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
         let len = out.len();
         snapshot::write(out, &Header::new(KIND, String::new()), &self.clock)?;
-        self.inner
-            .snapshot(out)
-            .inspect_err(|_| out.truncate(len))
+        self.inner.snapshot(out).inspect_err(|_| out.truncate(len))
     }
 
     fn read_snapshot(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {

@@ -288,7 +288,10 @@ impl<'de> Deserialize<'de> for FireSchedule {
             }
             Some(_) => return Err(D::Error::custom("bad firing schedule ring")),
         };
-        let in_order = entries.iter().zip(entries.iter().skip(1)).all(|(a, b)| a.0 <= b.0);
+        let in_order = entries
+            .iter()
+            .zip(entries.iter().skip(1))
+            .all(|(a, b)| a.0 <= b.0);
         let in_bounds = entries.iter().all(|e| e.0 >= low && e.0 <= high);
         if !in_order || !in_bounds {
             return Err(D::Error::custom("firing schedule out of order"));

@@ -86,10 +86,7 @@ pub(crate) fn write<B: Serialize>(
         .map(|_| ());
     written.map_err(|e| {
         out.truncate(len);
-        SnapshotError::Unsupported(format!(
-            "{} (its state does not encode: {e})",
-            header.kind
-        ))
+        SnapshotError::Unsupported(format!("{} (its state does not encode: {e})", header.kind))
     })
 }
 

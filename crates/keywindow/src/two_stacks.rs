@@ -173,7 +173,11 @@ impl<'de, A: Deserialize<'de> + Clone> Deserialize<'de> for TwoStacks<A> {
         if front > items.len() || back_agg.is_some() != (front < items.len()) {
             return Err(D::Error::custom("closed slices torn"));
         }
-        if items.iter().zip(items.iter().skip(1)).any(|(a, b)| a.0 > b.0) {
+        if items
+            .iter()
+            .zip(items.iter().skip(1))
+            .any(|(a, b)| a.0 > b.0)
+        {
             return Err(D::Error::custom("closed slices out of order"));
         }
         Ok(Self {

@@ -26,6 +26,7 @@ use parking_lot::RwLock;
 /// `windowAll`), which a computation keys by `K::default()`. Readers never make it (they refuse
 /// empty keys). Ids of different dictionaries are unrelated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct KeyId(u32);
 
 impl KeyId {
