@@ -280,7 +280,7 @@ impl<'de> Deserialize<'de> for FireSchedule {
         } = ScheduleParts::deserialize(deserializer)?;
         let buckets = match ring.map(usize::try_from) {
             None => Buckets::Tree(BTreeMap::new()),
-            Some(Ok(n)) if n >= 2 && n <= MAX_RING_BUCKETS && n.is_power_of_two() => {
+            Some(Ok(n)) if (2..=MAX_RING_BUCKETS).contains(&n) && n.is_power_of_two() => {
                 if !entries.is_empty() && high.abs_diff(low) >= n as u64 {
                     return Err(D::Error::custom("firing schedule wider than its ring"));
                 }

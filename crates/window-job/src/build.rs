@@ -422,9 +422,8 @@ where
             .with_late_data(late_data)
             .with_snapshots(),
         ),
-        (OrderedKind::KeyWindows, TimeDomain::ProcessingTime) => visitor.visit(
-            ProcessingTime::wrap(KeyWindows::new(geometry, function)).with_snapshots(),
-        ),
+        (OrderedKind::KeyWindows, TimeDomain::ProcessingTime) => visitor
+            .visit(ProcessingTime::wrap(KeyWindows::new(geometry, function)).with_snapshots()),
         (OrderedKind::Sliced(emit), TimeDomain::ProcessingTime) => visitor.visit(
             ProcessingTime::wrap(SlicedWindows::new(geometry, function, emit)).with_snapshots(),
         ),
