@@ -15,13 +15,19 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;
 
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
 use window_core::{
-    time, AggregateFunction, LateDataPolicy, LiveState, Rejected, TimeWindow, Timestamp,
-    WindowComputation, WindowMetrics, WindowOutput,
+    time, AggregateFunction, LateDataPolicy, LiveState, Rejected, SnapshotError, TimeWindow,
+    Timestamp, WindowComputation, WindowMetrics, WindowOutput,
 };
 
 use crate::sliced::{EmitMode, SlicedWindows};
-use crate::{check_timestamp, InOrderWindows, KeyWindowMetrics, KeyWindows, SlidingGeometry};
+use crate::snapshot::{self, Codec, Header};
+use crate::{
+    check_timestamp, InOrderSnapshot, InOrderWindows, KeyWindowMetrics, KeyWindows, SlidingGeometry,
+};
 
 /// An in-order processor `P` driven by event time and watermarks.
 pub struct EventTime<P, K, T> {
@@ -36,6 +42,8 @@ pub struct EventTime<P, K, T> {
     allowed_lateness: i64,
     late_data: LateDataPolicy,
     late_elements: u64,
+    /// How the state is written to snapshots, once [`EventTime::with_snapshots`] chose it.
+    codec: Option<Codec<Self>>,
 }
 
 /// Key windows in event time (beyond the paper, which stops at processing time).
@@ -117,6 +125,7 @@ where
             allowed_lateness: allowed_lateness.max(0),
             late_data: LateDataPolicy::Drop,
             late_elements: 0,
+            codec: None,
         }
     }
 
@@ -291,5 +300,128 @@ where
             buffered: self.buffered(),
             timers: 0,
         }
+    }
+
+    /// Writes the buffered elements, the watermark and the late count, then the processor's
+    /// state ([`EventTime::with_snapshots`]).
+    ///
+    /// # Errors
+    /// [`SnapshotError::Unsupported`] when built without [`EventTime::with_snapshots`].
+    fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        match self.codec {
+            Some(codec) => (codec.snapshot)(self, out),
+            None => Err(snapshot::unsupported(KIND)),
+        }
+    }
+
+    /// Loads a snapshot written by [`WindowComputation::snapshot`].
+    ///
+    /// # Errors
+    /// [`SnapshotError::Invalid`] for torn bytes, a snapshot of another computation, or one
+    /// of another lateness, late-data policy, processor, geometry or emit mode (nothing
+    /// changes then); [`SnapshotError::Unsupported`] as for `snapshot`.
+    fn restore(&mut self, snapshot: &[u8]) -> Result<(), SnapshotError> {
+        match self.codec {
+            Some(codec) => (codec.restore)(self, snapshot),
+            None => Err(snapshot::unsupported(KIND)),
+        }
+    }
+}
+
+const KIND: &str = "keywindow::EventTime";
+
+/// The wrapper's part of a snapshot: the buffered elements as they wait (both buffers, with
+/// their arrival numbers), the next arrival number, the watermark and the late count.
+#[derive(Serialize)]
+struct BufferRef<'a, K, T> {
+    in_order: &'a VecDeque<(Timestamp, u64, K, T)>,
+    buffer: &'a BTreeMap<(Timestamp, u64), (K, T)>,
+    sequence: u64,
+    watermark: Timestamp,
+    late_elements: u64,
+}
+
+#[derive(Deserialize)]
+struct BufferOwned<K, T> {
+    in_order: VecDeque<(Timestamp, u64, K, T)>,
+    buffer: BTreeMap<(Timestamp, u64), (K, T)>,
+    sequence: u64,
+    watermark: Timestamp,
+    late_elements: u64,
+}
+
+impl<P, K, T> EventTime<P, K, T>
+where
+    P: InOrderSnapshot<K, T>,
+    K: Serialize + DeserializeOwned,
+    T: Serialize + DeserializeOwned,
+{
+    /// Lets the computation write its state to snapshots and load it back
+    /// ([`WindowComputation::snapshot`], [`WindowComputation::restore`]): the buffered
+    /// elements, the watermark and the late count, then the processor's keys, windows or
+    /// slices, timers and counters. Keys, elements and accumulators must be serde types, as
+    /// Flink's checkpointed state needs serializers; without this call, snapshots are
+    /// [`SnapshotError::Unsupported`].
+    #[must_use]
+    pub fn with_snapshots(mut self) -> Self {
+        self.codec = Some(Codec {
+            snapshot: Self::write_snapshot,
+            restore: Self::read_snapshot,
+        });
+        self
+    }
+
+    fn header(&self) -> Header {
+        let late = match self.late_data {
+            LateDataPolicy::Drop => "dropped",
+            LateDataPolicy::SideOutput => "to the side output",
+        };
+        Header::new(
+            KIND,
+            format!(
+                "allowed lateness {} ms, late elements {late}",
+                self.allowed_lateness
+            ),
+        )
+    }
+
+    fn write_snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        let len = out.len();
+        let state = BufferRef {
+            in_order: &self.in_order,
+            buffer: &self.buffer,
+            sequence: self.sequence,
+            watermark: self.watermark,
+            late_elements: self.late_elements,
+        };
+        snapshot::write(out, &self.header(), &state)?;
+        self.inner.snapshot(out).inspect_err(|_| out.truncate(len))
+    }
+
+    fn read_snapshot(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
+        let (state, rest): (BufferOwned<K, T>, _) = snapshot::read(bytes, &self.header())?;
+        let ordered = state
+            .in_order
+            .iter()
+            .zip(state.in_order.iter().skip(1))
+            .all(|(a, b)| (a.0, a.1) < (b.0, b.1));
+        let numbered = state
+            .in_order
+            .iter()
+            .map(|e| e.1)
+            .chain(state.buffer.keys().map(|k| k.1));
+        if !ordered || numbered.into_iter().any(|n| n >= state.sequence) {
+            return Err(SnapshotError::Invalid(format!(
+                "{KIND} snapshot torn: buffered elements out of order"
+            )));
+        }
+        // The processor's part last: it is loaded whole or not at all.
+        self.inner.restore(rest)?;
+        self.in_order = state.in_order;
+        self.buffer = state.buffer;
+        self.sequence = state.sequence;
+        self.watermark = state.watermark;
+        self.late_elements = state.late_elements;
+        Ok(())
     }
 }

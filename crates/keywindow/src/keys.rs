@@ -3,6 +3,9 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// Per-key state in slots: a hash map from key to slot, the states in a vector, and a free
 /// list so that slots of forgotten keys are reused.
 #[derive(Debug)]
@@ -73,5 +76,72 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
 
     pub(crate) fn states(&self) -> impl Iterator<Item = &S> {
         self.slots.iter().flatten()
+    }
+}
+
+/// A per-key state that holds its key (to rebuild the key table from the states).
+pub(crate) trait Keyed<K> {
+    fn key(&self) -> &K;
+}
+
+/// A snapshot of the slots as they are: the states by slot number (`None` for a free slot) and
+/// the free list in its order, since slot numbers name keys in timers and schedules.
+#[derive(Serialize)]
+struct SlotsRef<'a, S> {
+    slots: &'a [Option<S>],
+    free: &'a [u32],
+}
+
+#[derive(Deserialize)]
+struct SlotsOwned<S> {
+    slots: Vec<Option<S>>,
+    free: Vec<u32>,
+}
+
+impl<K, S: Serialize> Serialize for KeySlots<K, S> {
+    fn serialize<Se: Serializer>(&self, serializer: Se) -> Result<Se::Ok, Se::Error> {
+        SlotsRef {
+            slots: &self.slots,
+            free: &self.free,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de, K, S> Deserialize<'de> for KeySlots<K, S>
+where
+    K: Hash + Eq + Clone,
+    S: Deserialize<'de> + Keyed<K>,
+{
+    /// Rebuilds the key table; refuses slots that do not fit a `u32`, a free list that is not
+    /// exactly the free slots, and a key held twice.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let SlotsOwned { slots, free } = SlotsOwned::<S>::deserialize(deserializer)?;
+        if u32::try_from(slots.len()).is_err() {
+            return Err(D::Error::custom("more than 2^32 key slots"));
+        }
+        let mut is_free = vec![false; slots.len()];
+        for &slot in &free {
+            match slots.get(slot as usize) {
+                Some(None) if !is_free[slot as usize] => is_free[slot as usize] = true,
+                _ => return Err(D::Error::custom(format!("bad free key slot {slot}"))),
+            }
+        }
+        if free.len() != slots.iter().filter(|s| s.is_none()).count() {
+            return Err(D::Error::custom(
+                "a free key slot missing from the free list",
+            ));
+        }
+        let mut ids =
+            HashMap::with_capacity_and_hasher(slots.len() - free.len(), Default::default());
+        for (slot, state) in slots.iter().enumerate() {
+            if let Some(state) = state {
+                // Fits: checked above.
+                if ids.insert(state.key().clone(), slot as u32).is_some() {
+                    return Err(D::Error::custom("a key held in two slots"));
+                }
+            }
+        }
+        Ok(Self { ids, slots, free })
     }
 }

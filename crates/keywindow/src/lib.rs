@@ -33,11 +33,13 @@
 #![forbid(unsafe_code)]
 
 mod event_time;
+mod key_snapshot;
 mod keys;
 mod processing_time;
 mod schedule;
 mod slice_log;
 pub mod sliced;
+mod snapshot;
 mod two_stacks;
 
 use keys::KeySlots;
@@ -45,6 +47,7 @@ use keys::KeySlots;
 pub use event_time::{EventTime, EventTimeKeyWindows, EventTimeSlicedWindows};
 pub use processing_time::{ProcessingTime, ProcessingTimeKeyWindows, ProcessingTimeSlicedWindows};
 pub use sliced::{EmitMode, SlicedWindows};
+pub use snapshot::InOrderSnapshot;
 
 use std::collections::BTreeMap;
 use std::hash::Hash;
@@ -94,7 +97,7 @@ impl std::fmt::Display for KeyWindowError {
 impl std::error::Error for KeyWindowError {}
 
 /// Counters of a key-window processor.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KeyWindowMetrics {
     /// Elements processed (in order).
     pub elements: u64,
@@ -296,7 +299,7 @@ impl SlidingGeometry {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct KeyWin<A> {
     acc: A,
     /// Elements added (and inherited): 0 means the window is empty.
@@ -306,7 +309,7 @@ struct KeyWin<A> {
     fired: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct KeyState<K, A> {
     key: K,
     /// Windows of this key by start.
@@ -699,94 +702,4 @@ pub(crate) mod test_output {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::test_output::{KeyWindowResult, Rows};
-    use super::*;
-    use window_core::NumericAggregate;
-
-    type Out = Rows<&'static str, Option<f64>>;
-
-    #[test]
-    fn worked_example_of_the_contract() {
-        // docs/keywindow.md (the paper's figures 3 to 5): p = 4, k = 1, one key, elements at 0,
-        // 5, 10, 11. Native windows: 13. Key windows: 8.
-        let mut kw = KeyWindows::new(
-            SlidingGeometry::new(4, 1, 0).unwrap(),
-            NumericAggregate::Count,
-        );
-        let mut out: Out = Rows::new();
-        for t in [0, 5, 10, 11] {
-            kw.process("a", 1.0, t, &mut out).unwrap();
-        }
-        kw.advance_time(i64::MAX, &mut out);
-        let v = |n: f64| KeyWindowResult::Value(Some(n));
-        let expected = vec![
-            ("a", TimeWindow::new(-3, 1), v(1.0)),                  // L(0)
-            ("a", TimeWindow::new(1, 5), KeyWindowResult::Empty),   // R(0), empty
-            ("a", TimeWindow::new(2, 6), v(1.0)),                   // L(5)
-            ("a", TimeWindow::new(6, 10), KeyWindowResult::Empty),  // R(5), empty
-            ("a", TimeWindow::new(7, 11), v(1.0)),                  // L(10)
-            ("a", TimeWindow::new(8, 12), v(2.0)),                  // L(11): 10 and 11
-            ("a", TimeWindow::new(11, 15), v(1.0)),                 // R(10): 11
-            ("a", TimeWindow::new(12, 16), KeyWindowResult::Empty), // R(11), empty
-        ];
-        assert_eq!(out.0, expected);
-        let m = kw.metrics();
-        assert_eq!(
-            (m.key_windows_created, m.native_windows, m.results_emitted),
-            (8, 13, 8)
-        );
-        assert_eq!(m.empty_results, 3);
-        assert_eq!(kw.live_windows(), 0, "everything fired and retired");
-        assert_eq!(kw.live_keys(), 0);
-    }
-
-    #[test]
-    fn left_window_inherits_from_an_already_fired_window() {
-        // docs/keywindow.md step 4: elements at 0 and 2, p = 4, k = 1: L(2) = [-1, 3) inherits
-        // {0} from L(0) = [-3, 1), which fired at 0 (its max timestamp).
-        let mut kw = KeyWindows::new(
-            SlidingGeometry::new(4, 1, 0).unwrap(),
-            NumericAggregate::Sum,
-        );
-        let mut out: Out = Rows::new();
-        kw.process("a", 5.0, 0, &mut out).unwrap();
-        kw.process("a", 7.0, 2, &mut out).unwrap();
-        assert_eq!(
-            out.0,
-            vec![(
-                "a",
-                TimeWindow::new(-3, 1),
-                KeyWindowResult::Value(Some(5.0))
-            )]
-        );
-        kw.advance_time(2, &mut out);
-        assert_eq!(
-            out.0.last().unwrap(),
-            &(
-                "a",
-                TimeWindow::new(-1, 3),
-                KeyWindowResult::Value(Some(12.0))
-            )
-        );
-        assert_eq!(kw.metrics().inherited, 1);
-    }
-
-    #[test]
-    fn out_of_order_elements_are_refused() {
-        let mut kw = KeyWindows::new(
-            SlidingGeometry::new(4, 1, 0).unwrap(),
-            NumericAggregate::Sum,
-        );
-        let mut out: Out = Rows::new();
-        kw.process("a", 1.0, 10, &mut out).unwrap();
-        assert_eq!(
-            kw.process("a", 1.0, 9, &mut out),
-            Err(KeyWindowError::OutOfOrder {
-                timestamp: 9,
-                current: 10
-            })
-        );
-        assert!(SlidingGeometry::new(10, 5, 5).is_err());
-    }
-}
+mod tests;

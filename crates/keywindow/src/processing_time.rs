@@ -9,10 +9,12 @@
 use std::marker::PhantomData;
 
 use window_core::{
-    LiveState, Rejected, TimeWindow, Timestamp, WindowComputation, WindowMetrics, WindowOutput,
+    LiveState, Rejected, SnapshotError, TimeWindow, Timestamp, WindowComputation, WindowMetrics,
+    WindowOutput,
 };
 
-use crate::{check_timestamp, InOrderWindows, KeyWindows, SlicedWindows};
+use crate::snapshot::{self, Codec, Header};
+use crate::{check_timestamp, InOrderSnapshot, InOrderWindows, KeyWindows, SlicedWindows};
 
 /// An in-order processor `P` driven by the processing-time clock.
 ///
@@ -32,6 +34,8 @@ use crate::{check_timestamp, InOrderWindows, KeyWindows, SlicedWindows};
 pub struct ProcessingTime<P, K, T> {
     inner: P,
     clock: Timestamp,
+    /// How the state is written to snapshots, once [`ProcessingTime::with_snapshots`] chose it.
+    codec: Option<Codec<Self>>,
     _types: PhantomData<fn(K, T)>,
 }
 
@@ -59,6 +63,7 @@ where
         Self {
             inner,
             clock: Timestamp::MIN,
+            codec: None,
             _types: PhantomData,
         }
     }
@@ -135,5 +140,66 @@ where
             buffered: 0,
             timers: 0,
         }
+    }
+
+    /// Writes the clock's last reading, then the processor's state
+    /// ([`ProcessingTime::with_snapshots`]).
+    ///
+    /// # Errors
+    /// [`SnapshotError::Unsupported`] when built without [`ProcessingTime::with_snapshots`].
+    fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        match self.codec {
+            Some(codec) => (codec.snapshot)(self, out),
+            None => Err(snapshot::unsupported(KIND)),
+        }
+    }
+
+    /// Loads a snapshot written by [`WindowComputation::snapshot`].
+    ///
+    /// # Errors
+    /// [`SnapshotError::Invalid`] for torn bytes, a snapshot of another computation, or of
+    /// another processor, geometry or emit mode (nothing changes then);
+    /// [`SnapshotError::Unsupported`] as for `snapshot`.
+    fn restore(&mut self, snapshot: &[u8]) -> Result<(), SnapshotError> {
+        match self.codec {
+            Some(codec) => (codec.restore)(self, snapshot),
+            None => Err(snapshot::unsupported(KIND)),
+        }
+    }
+}
+
+const KIND: &str = "keywindow::ProcessingTime";
+
+impl<P, K, T> ProcessingTime<P, K, T>
+where
+    P: InOrderSnapshot<K, T>,
+{
+    /// Lets the computation write its state to snapshots and load it back
+    /// ([`WindowComputation::snapshot`], [`WindowComputation::restore`]): the clock's last
+    /// reading, then the processor's keys, windows or slices, timers and counters (keys,
+    /// elements and accumulators are serde types where `P` implements [`InOrderSnapshot`]).
+    /// Without this call, snapshots are [`SnapshotError::Unsupported`].
+    #[must_use]
+    pub fn with_snapshots(mut self) -> Self {
+        self.codec = Some(Codec {
+            snapshot: Self::write_snapshot,
+            restore: Self::read_snapshot,
+        });
+        self
+    }
+
+    fn write_snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        let len = out.len();
+        snapshot::write(out, &Header::new(KIND, String::new()), &self.clock)?;
+        self.inner.snapshot(out).inspect_err(|_| out.truncate(len))
+    }
+
+    fn read_snapshot(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
+        let (clock, rest): (Timestamp, _) =
+            snapshot::read(bytes, &Header::new(KIND, String::new()))?;
+        // The processor's part last: it is loaded whole or not at all.
+        self.inner.restore(rest)?;
+        self.clock = clock;
+        Ok(())
     }
 }

@@ -17,6 +17,9 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// One scheduled firing: the key's slot and the window's start (ms).
 pub(crate) type Entry = (u32, i64);
 
@@ -207,6 +210,103 @@ impl FireSchedule {
         if self.spare.len() < SPARE_VECTORS && entries.capacity() > 0 {
             self.spare.push(entries);
         }
+    }
+}
+
+/// A snapshot of the schedule: every entry, stale ones included (a stale entry of a reused
+/// slot fires where it stands), in firing order (index, then push order), with the bounds and
+/// the kind of buckets, which decide when the caller looks for due entries.
+#[derive(Serialize, Deserialize)]
+struct ScheduleParts {
+    /// Ring length, or `None` for the tree.
+    ring: Option<u64>,
+    low: i64,
+    high: i64,
+    entries: Vec<(i64, Entry)>,
+}
+
+impl FireSchedule {
+    /// Every entry held, in firing order: (index, entry).
+    fn entries_in_order(&self) -> Vec<(i64, Entry)> {
+        let mut entries = Vec::with_capacity(self.pending);
+        match &self.buckets {
+            Buckets::Ring(ring) if self.pending > 0 => {
+                let mask = ring.len() - 1;
+                let mut index = self.low;
+                while index <= self.high {
+                    let bucket = &ring[(index as usize) & mask];
+                    entries.extend(bucket.iter().map(|e| (index, *e)));
+                    match index.checked_add(1) {
+                        Some(next) => index = next,
+                        None => break,
+                    }
+                }
+            }
+            Buckets::Ring(_) => {}
+            Buckets::Tree(tree) => {
+                for (&index, bucket) in tree {
+                    entries.extend(bucket.iter().map(|e| (index, *e)));
+                }
+            }
+        }
+        entries
+    }
+}
+
+impl Serialize for FireSchedule {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ScheduleParts {
+            ring: match &self.buckets {
+                Buckets::Ring(ring) => Some(ring.len() as u64),
+                Buckets::Tree(_) => None,
+            },
+            low: self.low,
+            high: self.high,
+            entries: self.entries_in_order(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for FireSchedule {
+    /// Refuses a ring that is not a power of two up to [`MAX_RING_BUCKETS`], and entries
+    /// outside the bounds, out of order, or spread further than the ring.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let ScheduleParts {
+            ring,
+            low,
+            high,
+            entries,
+        } = ScheduleParts::deserialize(deserializer)?;
+        let buckets = match ring.map(usize::try_from) {
+            None => Buckets::Tree(BTreeMap::new()),
+            Some(Ok(n)) if (2..=MAX_RING_BUCKETS).contains(&n) && n.is_power_of_two() => {
+                if !entries.is_empty() && high.abs_diff(low) >= n as u64 {
+                    return Err(D::Error::custom("firing schedule wider than its ring"));
+                }
+                Buckets::Ring(vec![Vec::new(); n])
+            }
+            Some(_) => return Err(D::Error::custom("bad firing schedule ring")),
+        };
+        let in_order = entries
+            .iter()
+            .zip(entries.iter().skip(1))
+            .all(|(a, b)| a.0 <= b.0);
+        let in_bounds = entries.iter().all(|e| e.0 >= low && e.0 <= high);
+        if !in_order || !in_bounds {
+            return Err(D::Error::custom("firing schedule out of order"));
+        }
+        let mut schedule = Self {
+            buckets,
+            low,
+            high,
+            pending: entries.len(),
+            spare: Vec::new(),
+        };
+        for (index, entry) in entries {
+            schedule.place(index, entry);
+        }
+        Ok(schedule)
     }
 }
 

@@ -14,9 +14,12 @@
 
 use std::collections::VecDeque;
 
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// Where slices enter and leave (window grid indices and starts): the same for every slice of
 /// one slice interval, and for consecutive intervals between the same window boundaries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SegmentWindows {
     /// The left window: the first window holding the slice.
     pub(crate) enter_index: i64,
@@ -26,7 +29,7 @@ pub(crate) struct SegmentWindows {
     pub(crate) leave_start: i64,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct Segment {
     windows: SegmentWindows,
     /// Slices (key slots) in this segment.
@@ -110,6 +113,58 @@ impl SliceLog {
             self.entered += 1;
             self.entered_slots += len;
         }
+    }
+}
+
+/// A snapshot of the log: the slots in order, the segments, and how many have entered (the
+/// slots of those are counted again on restore).
+#[derive(Serialize)]
+struct LogRef<'a> {
+    slots: &'a VecDeque<u32>,
+    segments: &'a VecDeque<Segment>,
+    entered: usize,
+}
+
+#[derive(Deserialize)]
+struct LogOwned {
+    slots: VecDeque<u32>,
+    segments: VecDeque<Segment>,
+    entered: usize,
+}
+
+impl Serialize for SliceLog {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        LogRef {
+            slots: &self.slots,
+            segments: &self.segments,
+            entered: self.entered,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for SliceLog {
+    /// Refuses segments that do not add up to the slots, and more entered segments than
+    /// there are.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let LogOwned {
+            slots,
+            segments,
+            entered,
+        } = LogOwned::deserialize(deserializer)?;
+        let total = segments
+            .iter()
+            .try_fold(0_usize, |n, s| n.checked_add(s.len));
+        if total != Some(slots.len()) || entered > segments.len() {
+            return Err(D::Error::custom("slice log torn"));
+        }
+        let entered_slots = segments.iter().take(entered).map(|s| s.len).sum();
+        Ok(Self {
+            slots,
+            segments,
+            entered,
+            entered_slots,
+        })
     }
 }
 

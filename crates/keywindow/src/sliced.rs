@@ -52,7 +52,11 @@ pub enum EmitMode {
 /// slices' inline part, also `repr(C)`), so that a firing that evicts nothing reads the first
 /// 184 bytes of the state for a numeric aggregate (208 in all: about three cache lines, as the
 /// slots are not line-aligned), and never the closed slices' buffer.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound(
+    serialize = "K: serde::Serialize, A: serde::Serialize",
+    deserialize = "K: serde::Deserialize<'de>, A: serde::Deserialize<'de> + Clone"
+))]
 #[repr(C)]
 struct SliceKey<K, A> {
     /// All windows: the next window (start) this key fires, if any.
@@ -121,7 +125,7 @@ const BATCH_LIMIT: usize = 256;
 
 /// What holds for every time in one slice, computed once per slice instead of per element
 /// (each costs a division).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct SliceFacts {
     /// The slice: `[start, end)`.
     start: i64,
@@ -747,5 +751,6 @@ where
     }
 }
 
+mod snapshot;
 #[cfg(test)]
 mod tests;

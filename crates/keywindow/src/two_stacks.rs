@@ -5,6 +5,8 @@
 
 use std::collections::VecDeque;
 
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use window_core::AggregateFunction;
 
 /// A FIFO of (slice start, partial aggregate) with amortised O(1) push, evict and query: the
@@ -127,6 +129,69 @@ impl<A: Clone> TwoStacks<A> {
         if let Some(b) = &self.back_agg {
             f.merge(into, b.clone());
         }
+    }
+}
+
+/// A snapshot of the aggregator as it is: the entries (the front's as suffix aggregates, the
+/// back's as plain partials), where the front ends, and the back's aggregate. The per-slice
+/// partials of the front are gone once folded, and re-folding the back in another order could
+/// change an `f64` sum, so nothing is recomputed but the inline copies.
+#[derive(Serialize)]
+struct PartsRef<'a, A> {
+    items: &'a VecDeque<(i64, A)>,
+    front: usize,
+    back_agg: &'a Option<A>,
+}
+
+#[derive(Deserialize)]
+struct PartsOwned<A> {
+    items: VecDeque<(i64, A)>,
+    front: usize,
+    back_agg: Option<A>,
+}
+
+impl<A: Serialize> Serialize for TwoStacks<A> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        PartsRef {
+            items: &self.items,
+            front: self.front,
+            back_agg: &self.back_agg,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de, A: Deserialize<'de> + Clone> Deserialize<'de> for TwoStacks<A> {
+    /// Refuses a front longer than the entries, a back aggregate without a back (or the
+    /// reverse), and starts out of order.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let PartsOwned {
+            items,
+            front,
+            back_agg,
+        } = PartsOwned::<A>::deserialize(deserializer)?;
+        if front > items.len() || back_agg.is_some() != (front < items.len()) {
+            return Err(D::Error::custom("closed slices torn"));
+        }
+        if items
+            .iter()
+            .zip(items.iter().skip(1))
+            .any(|(a, b)| a.0 > b.0)
+        {
+            return Err(D::Error::custom("closed slices out of order"));
+        }
+        Ok(Self {
+            oldest: items.front().map_or(i64::MAX, |e| e.0),
+            newest: items.back().map_or(i64::MIN, |e| e.0),
+            front_agg: if front > 0 {
+                items.front().map(|e| e.1.clone())
+            } else {
+                None
+            },
+            back_agg,
+            front,
+            items,
+        })
     }
 }
 

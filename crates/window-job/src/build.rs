@@ -11,6 +11,9 @@
 use std::hash::Hash;
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
 use keywindow::{EventTime, KeyWindows, ProcessingTime, SlicedWindows, SlidingGeometry};
 use window_assigners::{
     DefaultTrigger, GlobalWindows, SessionWindows, SlidingWindows, TimeDomain, TumblingWindows,
@@ -57,10 +60,17 @@ impl From<Option<f64>> for JobResult {
     }
 }
 
-/// The key type of a job: what a computation can key its state by.
-pub trait JobKey: Hash + Eq + Clone + Default + Send + 'static {}
+/// The key type of a job: what a computation can key its state by (and write to a snapshot:
+/// serde, as Flink's keys need a serializer).
+pub trait JobKey:
+    Hash + Eq + Clone + Default + Send + Serialize + DeserializeOwned + 'static
+{
+}
 
-impl<K: Hash + Eq + Clone + Default + Send + 'static> JobKey for K {}
+impl<K> JobKey for K where
+    K: Hash + Eq + Clone + Default + Send + Serialize + DeserializeOwned + 'static
+{
+}
 
 /// A job's computation: any strategy, any window kind, behind one trait object.
 pub type Computation<K> =
@@ -369,7 +379,55 @@ where
         allowed_lateness: spec.allowed_lateness,
         late_data: spec.late_data,
     };
-    ordered_with(parts, aggregate, visitor)
+    ordered_snapshotting(parts, aggregate, visitor)
+}
+
+/// As [`ordered_with`], for keys, elements and accumulators that are serde types: the
+/// computation can write its state to snapshots (`with_snapshots`).
+fn ordered_snapshotting<K, T, F, W, O, V>(
+    parts: OrderedParts,
+    function: F,
+    visitor: V,
+) -> Result<V::Output, SpecError>
+where
+    K: Hash + Eq + Clone + Send + Serialize + DeserializeOwned + 'static,
+    T: Send + Serialize + DeserializeOwned + 'static,
+    F: AggregateFunction<T> + Send + 'static,
+    F::Acc: Send + Serialize + DeserializeOwned,
+    W: From<TimeWindow>,
+    O: From<F::Out>,
+    V: Visitor<K, T, W, O>,
+{
+    let OrderedParts {
+        kind,
+        geometry,
+        domain,
+        allowed_lateness,
+        late_data,
+    } = parts;
+    if allowed_lateness < 0 {
+        return Err(OperatorError::NegativeLateness(allowed_lateness).into());
+    }
+    Ok(match (kind, domain) {
+        (OrderedKind::KeyWindows, TimeDomain::EventTime) => visitor.visit(
+            EventTime::wrap(KeyWindows::new(geometry, function), allowed_lateness)
+                .with_late_data(late_data)
+                .with_snapshots(),
+        ),
+        (OrderedKind::Sliced(emit), TimeDomain::EventTime) => visitor.visit(
+            EventTime::wrap(
+                SlicedWindows::new(geometry, function, emit),
+                allowed_lateness,
+            )
+            .with_late_data(late_data)
+            .with_snapshots(),
+        ),
+        (OrderedKind::KeyWindows, TimeDomain::ProcessingTime) => visitor
+            .visit(ProcessingTime::wrap(KeyWindows::new(geometry, function)).with_snapshots()),
+        (OrderedKind::Sliced(emit), TimeDomain::ProcessingTime) => visitor.visit(
+            ProcessingTime::wrap(SlicedWindows::new(geometry, function, emit)).with_snapshots(),
+        ),
+    })
 }
 
 /// The geometry of key windows or sliced windows, with the limits of what they can hold.
