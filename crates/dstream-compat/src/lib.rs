@@ -27,15 +27,17 @@ mod dstream;
 mod error;
 mod graph;
 pub mod pair;
+mod queue;
 mod rules;
 mod time;
 pub mod workload;
 
 pub use batch::Batch;
-pub use context::{ContextState, QueueInput, Retention, StreamInfo, StreamingContext};
+pub use context::{ContextState, StreamInfo, StreamingContext};
 pub use dstream::{BatchCollector, DStream};
 pub use error::{Error, Result};
 pub use pair::InverseReduce;
+pub use queue::{QueueInput, Retention};
 pub use rules::SparkRule;
 
 use std::num::NonZeroUsize;
