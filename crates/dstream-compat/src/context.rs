@@ -9,6 +9,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::batch::Batch;
+use crate::codec::Codecs;
 use crate::dstream::DStream;
 use crate::error::{Error, Result};
 use crate::graph::{
@@ -63,6 +64,8 @@ pub enum ContextState {
 pub(crate) struct Ctx {
     batch_interval: i64,
     pub(crate) log: Rc<Log>,
+    /// The encodings of records for snapshots (see `crate::codec`).
+    pub(crate) codecs: Codecs,
     next_id: Cell<usize>,
     in_batch: Cell<bool>,
     state: RefCell<State>,
@@ -116,6 +119,7 @@ impl StreamingContext {
             inner: Rc::new(Ctx {
                 batch_interval,
                 log: Rc::new(Log::default()),
+                codecs: Codecs::with_builtins(),
                 next_id: Cell::new(0),
                 in_batch: Cell::new(false),
                 state: RefCell::new(State {
@@ -266,20 +270,30 @@ impl StreamingContext {
     /// [`Error::ZeroSlide`] (an incremental window with a zero slide). A failed start stops
     /// the context.
     pub fn start_at(&self, clock: i64) -> Result<()> {
-        let (outputs, graph_remember) = {
-            let st = self.inner.state.borrow();
-            match st.phase {
-                Phase::Initialized => {}
-                Phase::Active { .. } => return Err(Error::AlreadyStarted),
-                Phase::Stopped { .. } => return Err(Error::Stopped),
-            }
-            (st.outputs.clone(), st.remember)
-        };
-        if outputs.is_empty() {
-            return Err(Error::NoOutputOperations);
-        }
+        self.startable()?;
         let interval = self.inner.batch_interval;
         let zero = clock.div_euclid(interval).saturating_mul(interval);
+        self.start_graph(zero, zero)
+    }
+
+    /// Whether the context can start (or be restored): not started, with an output operation.
+    pub(crate) fn startable(&self) -> Result<()> {
+        let st = self.inner.state.borrow();
+        match st.phase {
+            Phase::Initialized if st.outputs.is_empty() => Err(Error::NoOutputOperations),
+            Phase::Initialized => Ok(()),
+            Phase::Active { .. } => Err(Error::AlreadyStarted),
+            Phase::Stopped { .. } => Err(Error::Stopped),
+        }
+    }
+
+    /// The steps of `start()` with the zero time `zero`; the context is then active with its
+    /// last batch at `time` (`zero` for a fresh start, later for a restore), or stopped.
+    pub(crate) fn start_graph(&self, zero: i64, time: i64) -> Result<()> {
+        let (outputs, graph_remember) = {
+            let st = self.inner.state.borrow();
+            (st.outputs.clone(), st.remember)
+        };
         let result = (|| {
             for out in &outputs {
                 initialize(&*out.parent(), zero);
@@ -299,13 +313,33 @@ impl StreamingContext {
         })();
         let mut st = self.inner.state.borrow_mut();
         st.phase = match result {
-            Ok(()) => Phase::Active { zero, time: zero },
+            Ok(()) => Phase::Active { zero, time },
             Err(_) => Phase::Stopped {
                 zero: Some(zero),
                 time: None,
             },
         };
         result
+    }
+
+    /// The zero time and the last batch time of an active context between two batches, where
+    /// a snapshot is consistent.
+    pub(crate) fn between_batches(&self) -> Result<(i64, i64)> {
+        if self.inner.in_batch.get() {
+            return Err(Error::BatchInProgress);
+        }
+        match self.inner.state.borrow().phase {
+            Phase::Initialized => Err(Error::NotStarted),
+            Phase::Active { zero, time } => Ok((zero, time)),
+            Phase::Stopped { .. } => Err(Error::Stopped),
+        }
+    }
+
+    /// The streams of the output operations, in registration order, and the context's
+    /// remember duration.
+    pub(crate) fn output_streams(&self) -> (Vec<Rc<dyn AnyNode>>, Option<i64>) {
+        let st = self.inner.state.borrow();
+        (st.outputs.iter().map(|o| o.parent()).collect(), st.remember)
     }
 
     /// Where the context is in its lifecycle.

@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod batch;
+mod codec;
 mod context;
 mod dstream;
 mod error;
@@ -29,6 +30,7 @@ mod graph;
 pub mod pair;
 mod queue;
 mod rules;
+mod snapshot;
 mod time;
 pub mod workload;
 

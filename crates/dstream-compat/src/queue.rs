@@ -2,14 +2,17 @@
 //! stream's batches one per batch interval, as the input of the Spark harness that recorded
 //! the conformance cases (the `i`-th batch pushed is the batch at `zero + (i + 1) · interval`).
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
 use crate::batch::Batch;
+use crate::codec::{CodecError, CodecResult, Codecs};
 use crate::error::Result;
 use crate::graph::{AnyNode, Compute, Meta, Node};
+use crate::snapshot::StreamState;
 
 /// A queue input's handle and its stream operation, sharing one empty queue.
 pub(crate) fn new_queue<T>(interval: i64, retention: Retention) -> (QueueInput<T>, QueueSource<T>) {
@@ -123,6 +126,84 @@ impl<T: Clone + 'static> Compute<T> for QueueSource<T> {
         while q.first_index <= last && !q.batches.is_empty() {
             q.batches.pop_front();
             q.first_index += 1;
+        }
+    }
+
+    fn detail(&self) -> String {
+        match self.retention {
+            Retention::KeepAll => "keeping all batches".to_owned(),
+            Retention::UntilForgotten => "keeping batches until forgotten".to_owned(),
+        }
+    }
+
+    // The batches pushed and not released are the input: nothing else can give them again.
+    // The stream's own remembered batches are the same batches and are looked up again.
+    fn snapshot(&self, _this: &Node<T>, codecs: &Codecs) -> CodecResult<StreamState> {
+        codecs.check::<T>()?;
+        let q = self.queue.borrow();
+        let mut batches = Vec::with_capacity(q.batches.len());
+        for batch in &q.batches {
+            batches.push(codecs.encode_batch::<T>(batch)?);
+        }
+        Ok(StreamState::Queue {
+            first_index: q.first_index,
+            pushed: q.pushed,
+            batches,
+        })
+    }
+
+    fn decode_snapshot(
+        &self,
+        _this: &Node<T>,
+        state: &StreamState,
+        codecs: &Codecs,
+        _zero: i64,
+    ) -> CodecResult<Option<Box<dyn Any>>> {
+        let StreamState::Queue {
+            first_index,
+            pushed,
+            batches,
+        } = state
+        else {
+            return Err(CodecError::Invalid(format!(
+                "the snapshot holds {} for a queue input",
+                state.what()
+            )));
+        };
+        let (first_index, pushed) = (*first_index, *pushed);
+        let held = u64::try_from(batches.len()).unwrap_or(u64::MAX);
+        if first_index.checked_add(held) != Some(pushed) {
+            return Err(CodecError::Invalid(format!(
+                "a queue input holding {held} batches from batch {first_index} of {pushed} pushed"
+            )));
+        }
+        if self.retention == Retention::KeepAll && first_index != 0 {
+            return Err(CodecError::Invalid(format!(
+                "a queue input that keeps all batches but released the first {first_index}"
+            )));
+        }
+        codecs.check::<T>()?;
+        let mut decoded = VecDeque::with_capacity(batches.len());
+        for (i, bytes) in batches.iter().enumerate() {
+            let records = codecs.decode_batch::<T>(bytes).map_err(|e| match e {
+                CodecError::Invalid(why) => CodecError::Invalid(format!(
+                    "queued batch {}: {why}",
+                    first_index.saturating_add(i as u64)
+                )),
+                missing @ CodecError::Missing(_) => missing,
+            })?;
+            decoded.push_back(Batch::from(records));
+        }
+        Ok(Some(Box::new(Queue {
+            first_index,
+            pushed,
+            batches: decoded,
+        })))
+    }
+
+    fn install(&self, _this: &Node<T>, decoded: Box<dyn Any>) {
+        if let Ok(queue) = decoded.downcast::<Queue<T>>() {
+            *self.queue.borrow_mut() = *queue;
         }
     }
 }
