@@ -261,15 +261,7 @@ fn compare(snap: &Header, here: &Header) -> std::result::Result<(), String> {
             ms(here.remember)
         ));
     }
-    let (a, b) = (&snap.streams, &here.streams);
-    if a.len() != b.len() {
-        return Err(format!(
-            "the snapshot's graph has {} streams, this context's {}",
-            a.len(),
-            b.len()
-        ));
-    }
-    for (i, (a, b)) in a.iter().zip(b).enumerate() {
+    for (i, (a, b)) in snap.streams.iter().zip(&here.streams).enumerate() {
         if a.name != b.name {
             return Err(format!(
                 "stream {i} is a {} in the snapshot, a {} in this context",
@@ -284,6 +276,13 @@ fn compare(snap: &Header, here: &Header) -> std::result::Result<(), String> {
                 ));
             }
         }
+    }
+    if snap.streams.len() != here.streams.len() {
+        return Err(format!(
+            "the snapshot's graph has {} streams, this context's {}",
+            snap.streams.len(),
+            here.streams.len()
+        ));
     }
     if snap.outputs.len() != here.outputs.len() {
         return Err(format!(
@@ -456,7 +455,10 @@ impl StreamingContext {
         let interval = self.batch_interval();
         compare(&snap.header, &graph.header(interval, remember)).map_err(invalid)?;
         let (zero, time) = (snap.zero, snap.time);
-        if zero.rem_euclid(interval) != 0 || time < zero || (time - zero) % interval != 0 {
+        let aligned = time
+            .checked_sub(zero)
+            .is_some_and(|run| run >= 0 && run % interval == 0);
+        if zero.rem_euclid(interval) != 0 || !aligned {
             return Err(invalid(format!(
                 "zero time {zero} ms and last batch {time} ms are not batch times of a {interval} ms interval"
             )));
