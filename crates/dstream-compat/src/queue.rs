@@ -29,7 +29,7 @@ pub(crate) fn new_queue<T>(interval: i64, retention: Retention) -> (QueueInput<T
     (QueueInput { queue }, op)
 }
 
-/// The handle that feeds a queue input stream (see [`StreamingContext::queue_input`]).
+/// The handle that feeds a queue input stream (see [`StreamingContext::queue_input`](crate::StreamingContext::queue_input)).
 pub struct QueueInput<T> {
     queue: Rc<RefCell<Queue<T>>>,
 }
@@ -74,7 +74,7 @@ pub(crate) struct QueueSource<T> {
 }
 
 /// How long a queue input keeps the batches pushed into it
-/// ([`StreamingContext::queue_input_with`]).
+/// ([`StreamingContext::queue_input_with`](crate::StreamingContext::queue_input_with)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Retention {
     /// Every batch, for the life of the context.
