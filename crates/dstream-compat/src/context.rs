@@ -5,17 +5,17 @@
 //! the output operations due at that time and forgets the batches no stream needs any more.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
 use crate::batch::Batch;
+use crate::codec::Codecs;
 use crate::dstream::DStream;
 use crate::error::{Error, Result};
 use crate::graph::{
-    clear_metadata, initialize, names, remember, validate_at_start, AnyNode, Compute, Log, Meta,
-    Node,
+    clear_metadata, initialize, names, remember, validate_at_start, AnyNode, Log, Meta, Node,
 };
+use crate::queue::{QueueInput, Retention};
 use crate::Partitions;
 
 /// Spark Streaming's `StreamingContext` driven by a manual clock: a batch interval, the input
@@ -64,6 +64,8 @@ pub enum ContextState {
 pub(crate) struct Ctx {
     batch_interval: i64,
     pub(crate) log: Rc<Log>,
+    /// The encodings of records for snapshots (see `crate::codec`).
+    pub(crate) codecs: Codecs,
     next_id: Cell<usize>,
     in_batch: Cell<bool>,
     state: RefCell<State>,
@@ -117,6 +119,7 @@ impl StreamingContext {
             inner: Rc::new(Ctx {
                 batch_interval,
                 log: Rc::new(Log::default()),
+                codecs: Codecs::with_builtins(),
                 next_id: Cell::new(0),
                 in_batch: Cell::new(false),
                 state: RefCell::new(State {
@@ -204,19 +207,10 @@ impl StreamingContext {
         &self,
         retention: Retention,
     ) -> (QueueInput<T>, DStream<T>) {
-        let queue = Rc::new(RefCell::new(Queue {
-            first_index: 0,
-            pushed: 0,
-            batches: VecDeque::new(),
-        }));
-        let op = QueueSource {
-            queue: Rc::clone(&queue),
-            interval: self.inner.batch_interval,
-            retention,
-        };
+        let (queue, op) = crate::queue::new_queue(self.inner.batch_interval, retention);
         let meta = self.new_meta(names::QUEUE_INPUT, self.inner.batch_interval);
         let stream = DStream::from_node(self.clone(), Node::new(meta, op));
-        (QueueInput { queue }, stream)
+        (queue, stream)
     }
 
     /// The union of several streams of the same slide duration: at each of their batch times,
@@ -276,20 +270,30 @@ impl StreamingContext {
     /// [`Error::ZeroSlide`] (an incremental window with a zero slide). A failed start stops
     /// the context.
     pub fn start_at(&self, clock: i64) -> Result<()> {
-        let (outputs, graph_remember) = {
-            let st = self.inner.state.borrow();
-            match st.phase {
-                Phase::Initialized => {}
-                Phase::Active { .. } => return Err(Error::AlreadyStarted),
-                Phase::Stopped { .. } => return Err(Error::Stopped),
-            }
-            (st.outputs.clone(), st.remember)
-        };
-        if outputs.is_empty() {
-            return Err(Error::NoOutputOperations);
-        }
+        self.startable()?;
         let interval = self.inner.batch_interval;
         let zero = clock.div_euclid(interval).saturating_mul(interval);
+        self.start_graph(zero, zero)
+    }
+
+    /// Whether the context can start (or be restored): not started, with an output operation.
+    pub(crate) fn startable(&self) -> Result<()> {
+        let st = self.inner.state.borrow();
+        match st.phase {
+            Phase::Initialized if st.outputs.is_empty() => Err(Error::NoOutputOperations),
+            Phase::Initialized => Ok(()),
+            Phase::Active { .. } => Err(Error::AlreadyStarted),
+            Phase::Stopped { .. } => Err(Error::Stopped),
+        }
+    }
+
+    /// The steps of `start()` with the zero time `zero`; the context is then active with its
+    /// last batch at `time` (`zero` for a fresh start, later for a restore), or stopped.
+    pub(crate) fn start_graph(&self, zero: i64, time: i64) -> Result<()> {
+        let (outputs, graph_remember) = {
+            let st = self.inner.state.borrow();
+            (st.outputs.clone(), st.remember)
+        };
         let result = (|| {
             for out in &outputs {
                 initialize(&*out.parent(), zero);
@@ -309,13 +313,33 @@ impl StreamingContext {
         })();
         let mut st = self.inner.state.borrow_mut();
         st.phase = match result {
-            Ok(()) => Phase::Active { zero, time: zero },
+            Ok(()) => Phase::Active { zero, time },
             Err(_) => Phase::Stopped {
                 zero: Some(zero),
                 time: None,
             },
         };
         result
+    }
+
+    /// The zero time and the last batch time of an active context between two batches, where
+    /// a snapshot is consistent.
+    pub(crate) fn between_batches(&self) -> Result<(i64, i64)> {
+        if self.inner.in_batch.get() {
+            return Err(Error::BatchInProgress);
+        }
+        match self.inner.state.borrow().phase {
+            Phase::Initialized => Err(Error::NotStarted),
+            Phase::Active { zero, time } => Ok((zero, time)),
+            Phase::Stopped { .. } => Err(Error::Stopped),
+        }
+    }
+
+    /// The streams of the output operations, in registration order, and the context's
+    /// remember duration.
+    pub(crate) fn output_streams(&self) -> (Vec<Rc<dyn AnyNode>>, Option<i64>) {
+        let st = self.inner.state.borrow();
+        (st.outputs.iter().map(|o| o.parent()).collect(), st.remember)
     }
 
     /// Where the context is in its lifecycle.
@@ -600,107 +624,6 @@ impl StreamInfo {
     #[must_use]
     pub fn partitions(&self) -> Option<Partitions> {
         self.partitions
-    }
-}
-
-/// The handle that feeds a queue input stream (see [`StreamingContext::queue_input`]).
-pub struct QueueInput<T> {
-    queue: Rc<RefCell<Queue<T>>>,
-}
-
-impl<T> fmt::Debug for QueueInput<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let q = self.queue.borrow();
-        f.debug_struct("QueueInput")
-            .field("pushed", &q.pushed)
-            .field("held", &q.batches.len())
-            .finish()
-    }
-}
-
-impl<T> QueueInput<T> {
-    /// Appends the next batch: the `i`-th push (0-based) is the batch at
-    /// `zero + (i + 1) · batch interval`.
-    pub fn push(&self, batch: Vec<T>) {
-        let mut q = self.queue.borrow_mut();
-        q.pushed += 1;
-        q.batches.push_back(Batch::from(batch));
-    }
-
-    /// How many batches were pushed so far (including those released since).
-    #[must_use]
-    pub fn pushed(&self) -> u64 {
-        self.queue.borrow().pushed
-    }
-}
-
-struct Queue<T> {
-    /// Index (0-based batch number) of `batches[0]`.
-    first_index: u64,
-    pushed: u64,
-    batches: VecDeque<Batch<T>>,
-}
-
-struct QueueSource<T> {
-    queue: Rc<RefCell<Queue<T>>>,
-    interval: i64,
-    retention: Retention,
-}
-
-/// How long a queue input keeps the batches pushed into it
-/// ([`StreamingContext::queue_input_with`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Retention {
-    /// Every batch, for the life of the context.
-    #[default]
-    KeepAll,
-    /// A batch until the stream forgets its time (its remember duration).
-    UntilForgotten,
-}
-
-impl<T> QueueSource<T> {
-    /// The 0-based batch number of a valid time (`zero + (i + 1) · interval`).
-    fn index(&self, zero: i64, time: i64) -> i64 {
-        time.saturating_sub(zero) / self.interval - 1
-    }
-}
-
-impl<T: Clone + 'static> Compute<T> for QueueSource<T> {
-    fn compute(&self, this: &Node<T>, time: i64) -> Result<Option<Batch<T>>> {
-        let zero = this.meta.zero.get().unwrap_or(0);
-        let q = self.queue.borrow();
-        let batch = u64::try_from(self.index(zero, time))
-            .ok()
-            .and_then(|i| i.checked_sub(q.first_index))
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| q.batches.get(i).cloned())
-            .unwrap_or_else(Batch::empty);
-        Ok(Some(batch))
-    }
-
-    fn dependencies(&self) -> Vec<Rc<dyn AnyNode>> {
-        Vec::new()
-    }
-
-    fn forget_up_to(&self, meta: &Meta, up_to: i64) {
-        if self.retention == Retention::KeepAll {
-            return;
-        }
-        let Some(zero) = meta.zero.get() else { return };
-        // Batch i is at zero + (i + 1) · interval <= up_to  <=>  i <= (up_to - zero) / interval - 1.
-        let Ok(last) = u64::try_from(
-            up_to
-                .saturating_sub(zero)
-                .div_euclid(self.interval)
-                .saturating_sub(1),
-        ) else {
-            return;
-        };
-        let mut q = self.queue.borrow_mut();
-        while q.first_index <= last && !q.batches.is_empty() {
-            q.batches.pop_front();
-            q.first_index += 1;
-        }
     }
 }
 

@@ -144,6 +144,25 @@ pub enum Error {
         /// The batch time of the window being computed, in ms.
         time: i64,
     },
+    /// Snapshot, restore: the state of a stream cannot be written or read: its records (a
+    /// queue input's, an incremental window's) have no snapshot encoding
+    /// ([`StreamingContext::register_snapshot_type`](crate::StreamingContext::register_snapshot_type)),
+    /// or encoding them failed. Spark likewise needs serializable records to checkpoint.
+    #[error("{stream} cannot be snapshotted or restored: {reason}")]
+    SnapshotUnsupported {
+        /// The stream, as `Class#id`.
+        stream: String,
+        /// What is missing or failed, naming the record type.
+        reason: String,
+    },
+    /// Restore: bytes that are not a whole snapshot of a context (garbage, truncated, another
+    /// kind), or a snapshot of another graph, naming the first difference (batch interval,
+    /// number of streams, a stream's class, slide, window, ...). The context is unchanged.
+    #[error("invalid snapshot: {reason}")]
+    InvalidSnapshot {
+        /// What is wrong, or the difference between the snapshot's graph and this one.
+        reason: String,
+    },
 }
 
 impl Error {

@@ -8,13 +8,16 @@
 //! `clearMetadata`. Nodes are shared with `Rc` and mutated through `Cell`/`RefCell`: a
 //! context and its streams live on one thread, as Spark's driver-side graph does.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 
 use crate::batch::Batch;
+use crate::codec::{CodecError, CodecResult, Codecs};
 use crate::error::{Error, Result};
+use crate::snapshot::StreamState;
 use crate::time::{default_checkpoint_interval, floor, is_multiple_of, times_inclusive};
 use crate::Partitions;
 
@@ -131,6 +134,22 @@ pub(crate) trait AnyNode {
     fn dependencies(&self) -> Vec<Rc<dyn AnyNode>>;
     /// Drops the generated batches at times `<= up_to` (and what the operation keeps for them).
     fn forget_up_to(&self, up_to: i64);
+    /// The operation's settings a snapshot's graph fingerprint records beyond the [`Meta`]
+    /// (a queue's retention, whether a filter is set); empty for most.
+    fn detail(&self) -> String;
+    /// What a snapshot holds of this stream (see [`Compute::snapshot`]).
+    fn snapshot_state(&self, codecs: &Codecs) -> CodecResult<StreamState>;
+    /// The decoded and checked state of [`snapshot_state`](Self::snapshot_state) for a
+    /// context with zero time `zero`, ready for [`install_state`](Self::install_state);
+    /// `None` for a stream without state. Changes nothing.
+    fn decode_state(
+        &self,
+        state: &StreamState,
+        codecs: &Codecs,
+        zero: i64,
+    ) -> CodecResult<Option<Box<dyn Any>>>;
+    /// Puts a state from [`decode_state`](Self::decode_state) of this stream in place.
+    fn install_state(&self, decoded: Box<dyn Any>);
 }
 
 /// How one kind of stream computes its batch at a valid time.
@@ -141,6 +160,39 @@ pub(crate) trait Compute<T> {
     /// Releases what the operation itself keeps for times `<= up_to` (the queue input's
     /// prepared batches).
     fn forget_up_to(&self, _meta: &Meta, _up_to: i64) {}
+
+    /// See [`AnyNode::detail`].
+    fn detail(&self) -> String {
+        String::new()
+    }
+
+    /// What a snapshot holds of this stream: nothing for a stream whose batches are computed
+    /// again from its parents after a restore (the default; Spark recomputes them from their
+    /// lineage), the state of a stream whose batches cannot be computed again (a queue input's
+    /// batches, an incremental window's remembered windows).
+    fn snapshot(&self, _this: &Node<T>, _codecs: &Codecs) -> CodecResult<StreamState> {
+        Ok(StreamState::Recomputed)
+    }
+
+    /// See [`AnyNode::decode_state`].
+    fn decode_snapshot(
+        &self,
+        _this: &Node<T>,
+        state: &StreamState,
+        _codecs: &Codecs,
+        _zero: i64,
+    ) -> CodecResult<Option<Box<dyn Any>>> {
+        match state {
+            StreamState::Recomputed => Ok(None),
+            other => Err(CodecError::Invalid(format!(
+                "the snapshot holds {} for a stream that keeps none",
+                other.what()
+            ))),
+        }
+    }
+
+    /// See [`AnyNode::install_state`].
+    fn install(&self, _this: &Node<T>, _decoded: Box<dyn Any>) {}
 }
 
 /// A stream: its metadata, its generated batches by time, and its operation.
@@ -166,6 +218,60 @@ impl<T: 'static> Node<T> {
             generated: RefCell::new(BTreeMap::new()),
             op: Box::new(op),
         })
+    }
+
+    /// The remembered batches as a snapshot's [`StreamState::Generated`].
+    pub(crate) fn generated_state(&self, codecs: &Codecs) -> CodecResult<StreamState> {
+        codecs.check::<T>()?;
+        let generated = self.generated.borrow();
+        let mut batches = Vec::with_capacity(generated.len());
+        for (time, batch) in generated.iter() {
+            batches.push((*time, codecs.encode_batch::<T>(batch)?));
+        }
+        Ok(StreamState::Generated { batches })
+    }
+
+    /// The remembered batches of a [`StreamState::Generated`], checked: valid times of this
+    /// stream for the zero time `zero`, each once, in order.
+    pub(crate) fn decode_generated(
+        &self,
+        state: &StreamState,
+        codecs: &Codecs,
+        zero: i64,
+    ) -> CodecResult<BTreeMap<i64, Batch<T>>> {
+        let StreamState::Generated { batches } = state else {
+            return Err(CodecError::Invalid(format!(
+                "the snapshot holds {} for a stream that remembers its windows",
+                state.what()
+            )));
+        };
+        codecs.check::<T>()?;
+        let slide = self.meta.slide;
+        let mut out = BTreeMap::new();
+        let mut last = zero;
+        for (time, bytes) in batches {
+            let time = *time;
+            let valid = slide > 0 && time > last && time.saturating_sub(zero) % slide == 0;
+            if !valid {
+                return Err(CodecError::Invalid(format!(
+                    "a remembered batch at {time} ms, not a batch time after {last} ms (zero time {zero} ms, slide {slide} ms)"
+                )));
+            }
+            let records = codecs.decode_batch::<T>(bytes).map_err(|e| match e {
+                CodecError::Invalid(why) => {
+                    CodecError::Invalid(format!("the batch at {time} ms: {why}"))
+                }
+                missing @ CodecError::Missing(_) => missing,
+            })?;
+            out.insert(time, Batch::from(records));
+            last = time;
+        }
+        Ok(out)
+    }
+
+    /// Replaces the remembered batches.
+    pub(crate) fn replace_generated(&self, generated: BTreeMap<i64, Batch<T>>) {
+        *self.generated.borrow_mut() = generated;
     }
 
     pub(crate) fn cached(&self, time: i64) -> Option<Batch<T>> {
@@ -249,6 +355,27 @@ impl<T: 'static> AnyNode for Node<T> {
             *generated = keep;
         }
         self.op.forget_up_to(&self.meta, up_to);
+    }
+
+    fn detail(&self) -> String {
+        self.op.detail()
+    }
+
+    fn snapshot_state(&self, codecs: &Codecs) -> CodecResult<StreamState> {
+        self.op.snapshot(self, codecs)
+    }
+
+    fn decode_state(
+        &self,
+        state: &StreamState,
+        codecs: &Codecs,
+        zero: i64,
+    ) -> CodecResult<Option<Box<dyn Any>>> {
+        self.op.decode_snapshot(self, state, codecs, zero)
+    }
+
+    fn install_state(&self, decoded: Box<dyn Any>) {
+        self.op.install(self, decoded);
     }
 }
 

@@ -14,6 +14,12 @@
 //! Every statement about Spark is checked by a case of `tests/conformance/spark/` (outputs of
 //! real Spark 4.3). Two deliberate differences, and the model, are in `docs/dstream.md`.
 //!
+//! [`StreamingContext::snapshot`] and [`StreamingContext::restore`] are Spark's checkpoint and
+//! `StreamingContext.getOrCreate`: between two batches, the batch time reached, the queued input
+//! and the incremental windows' remembered windows are written under a header fingerprinting
+//! the graph, and read back into a context rebuilt from the same program, which then continues
+//! with exactly the batches the original would have output.
+//!
 //! [`workload`] runs a keyed sum over prepared batches in the plain or the incremental form,
 //! for benchmarks and tests.
 //!
@@ -22,20 +28,24 @@
 #![forbid(unsafe_code)]
 
 mod batch;
+mod codec;
 mod context;
 mod dstream;
 mod error;
 mod graph;
 pub mod pair;
+mod queue;
 mod rules;
+mod snapshot;
 mod time;
 pub mod workload;
 
 pub use batch::Batch;
-pub use context::{ContextState, QueueInput, Retention, StreamInfo, StreamingContext};
+pub use context::{ContextState, StreamInfo, StreamingContext};
 pub use dstream::{BatchCollector, DStream};
 pub use error::{Error, Result};
 pub use pair::InverseReduce;
+pub use queue::{QueueInput, Retention};
 pub use rules::SparkRule;
 
 use std::num::NonZeroUsize;

@@ -8,6 +8,8 @@
 //! "left" and "entered" when the window is shorter than the slide (see
 //! [`DStream::reduce_by_key_and_window_inv`]).
 
+use std::any::Any;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::Hash;
 use std::rc::Rc;
@@ -15,9 +17,11 @@ use std::rc::Rc;
 use ahash::AHashMap;
 
 use crate::batch::Batch;
+use crate::codec::{CodecResult, Codecs};
 use crate::dstream::{check_window, DStream};
 use crate::error::{Error, Result};
 use crate::graph::{names, AnyNode, Compute, Node};
+use crate::snapshot::StreamState;
 use crate::Partitions;
 
 pub(crate) type ReduceFn<V> = Rc<dyn Fn(&V, &V) -> V>;
@@ -259,6 +263,8 @@ where
         meta.window = Some(window);
         meta.must_checkpoint = true;
         meta.partitions = Some(spec.partitions);
+        // The remembered windows are state (see `crate::snapshot`): encoded as pairs.
+        self.ctx.inner.codecs.register_pair::<K, V>();
         let op = ReducedWindowOp {
             reduced: Rc::clone(&reduced.node),
             spec,
@@ -472,6 +478,36 @@ where
 
     fn dependencies(&self) -> Vec<Rc<dyn AnyNode>> {
         vec![Rc::clone(&self.reduced) as Rc<dyn AnyNode>]
+    }
+
+    fn detail(&self) -> String {
+        if self.spec.filter.is_some() {
+            "with a filter".to_owned()
+        } else {
+            "without a filter".to_owned()
+        }
+    }
+
+    // Each window is computed from the previous one, so the remembered windows are the state
+    // (Spark checkpoints this stream's RDDs for the same reason).
+    fn snapshot(&self, this: &Node<(K, V)>, codecs: &Codecs) -> CodecResult<StreamState> {
+        this.generated_state(codecs)
+    }
+
+    fn decode_snapshot(
+        &self,
+        this: &Node<(K, V)>,
+        state: &StreamState,
+        codecs: &Codecs,
+        zero: i64,
+    ) -> CodecResult<Option<Box<dyn Any>>> {
+        Ok(Some(Box::new(this.decode_generated(state, codecs, zero)?)))
+    }
+
+    fn install(&self, this: &Node<(K, V)>, decoded: Box<dyn Any>) {
+        if let Ok(generated) = decoded.downcast::<BTreeMap<i64, Batch<(K, V)>>>() {
+            this.replace_generated(*generated);
+        }
     }
 }
 
