@@ -25,7 +25,19 @@ use parking_lot::RwLock;
 /// Id 0, [`KeyId::default`], is the empty key: the one key of a job without keys (Flink's
 /// `windowAll`), which a computation keys by `K::default()`. Readers never make it (they refuse
 /// empty keys). Ids of different dictionaries are unrelated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct KeyId(u32);
 
 impl KeyId {

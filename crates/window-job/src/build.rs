@@ -57,10 +57,24 @@ impl From<Option<f64>> for JobResult {
     }
 }
 
-/// The key type of a job: what a computation can key its state by.
-pub trait JobKey: Hash + Eq + Clone + Default + Send + 'static {}
+/// The key type of a job: what a computation can key its state by, and write to a snapshot
+/// (serde).
+pub trait JobKey:
+    Hash + Eq + Clone + Default + Send + serde::Serialize + serde::de::DeserializeOwned + 'static
+{
+}
 
-impl<K: Hash + Eq + Clone + Default + Send + 'static> JobKey for K {}
+impl<K> JobKey for K where
+    K: Hash
+        + Eq
+        + Clone
+        + Default
+        + Send
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + 'static
+{
+}
 
 /// A job's computation: any strategy, any window kind, behind one trait object.
 pub type Computation<K> =
@@ -261,7 +275,7 @@ fn operator<K, A, V>(
 where
     K: JobKey,
     A: WindowAssigner<f64> + Send + 'static,
-    A::Window: Send,
+    A::Window: Send + serde::Serialize + serde::de::DeserializeOwned,
     AnyWindow: From<A::Window>,
     V: Visitor<K, f64, AnyWindow, JobResult>,
 {
@@ -295,17 +309,21 @@ where
     }
 }
 
-/// The operator with the spec's limit on window states.
+/// The operator with the spec's limit on window states, able to write snapshots.
 fn limited<K, A, Tr, F>(
-    mut op: WindowOperator<K, f64, A, Tr, F>,
+    op: WindowOperator<K, f64, A, Tr, F>,
     spec: &JobSpec,
 ) -> WindowOperator<K, f64, A, Tr, F>
 where
     K: JobKey,
     A: WindowAssigner<f64>,
+    A::Window: serde::Serialize + serde::de::DeserializeOwned,
     Tr: Trigger<f64, A::Window>,
+    Tr::State: serde::Serialize + serde::de::DeserializeOwned,
     F: WindowFunction<f64>,
+    F::Acc: serde::Serialize + serde::de::DeserializeOwned,
 {
+    let mut op = op.with_snapshots();
     op.set_max_window_states(spec.max_window_states);
     op
 }

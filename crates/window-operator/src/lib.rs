@@ -40,6 +40,7 @@ mod keys;
 mod merging;
 mod operator;
 mod retired;
+mod snapshot;
 mod states;
 mod timers;
 pub mod watermark;
@@ -50,7 +51,7 @@ pub use evictor::{
 pub use function::{FireContext, FullWindow, Incremental, WindowFunction};
 pub use keys::KeyId;
 pub use operator::WindowOperator;
-pub use timers::{Domain, MarkedTimers, Marks, TimerStore};
+pub use timers::{Domain, MarkedTimers, Marks, TimerListing, TimerStore};
 use window_core::FlinkRule;
 
 pub use window_core::{
