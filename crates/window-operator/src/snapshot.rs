@@ -106,9 +106,7 @@ impl Header {
                 "TimerService"
             }
         };
-        if self.kind != own.kind {
-            Some(format!("a snapshot of {}, not of {KIND}", self.kind))
-        } else if self.assigner != own.assigner {
+        if self.assigner != own.assigner {
             fact("window assigner", &self.assigner, &own.assigner)
         } else if self.domain != own.domain {
             fact("time domain", &self.domain, &own.domain)
@@ -335,8 +333,13 @@ where
     }
 
     fn load_snapshot(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
-        let (header, rest) = postcard::take_from_bytes::<Header>(bytes)
-            .map_err(|e| invalid(format!("no {KIND} snapshot header ({e})")))?;
+        // The kind first (the header's first field), to name a foreign snapshot as such.
+        let no_header = |e: postcard::Error| invalid(format!("no {KIND} snapshot header ({e})"));
+        let (kind, _) = postcard::take_from_bytes::<&str>(bytes).map_err(no_header)?;
+        if kind != KIND {
+            return Err(invalid(format!("a snapshot of {kind}, not of {KIND}")));
+        }
+        let (header, rest) = postcard::take_from_bytes::<Header>(bytes).map_err(no_header)?;
         let own = self.header(self.timers.listing()?.marked);
         if let Some(why) = header.differences(&own) {
             return Err(invalid(why));
