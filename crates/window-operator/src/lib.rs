@@ -30,6 +30,13 @@
 //! are kept in its state ([`Marks`], by [`MarkedTimers`]), so registering, deleting and firing
 //! them need no lookup besides the window's own. The hot path allocates nothing per element
 //! once a window exists: assigned windows go into a reused buffer.
+//!
+//! An operator made [`WindowOperator::with_snapshots`] writes its whole state to a snapshot
+//! and loads one into a freshly built operator of the same configuration
+//! ([`WindowComputation::snapshot`], [`WindowComputation::restore`]; `snapshot.rs`): a logical
+//! listing of its keys, window states, retired windows, timers in firing order, clocks and
+//! counters, from which restore rebuilds the structures above, so that the restored operator
+//! emits exactly what the original would have.
 
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]

@@ -778,12 +778,12 @@ where
         }
     }
 
-    /// See [`crate::snapshot`]: the operator must be built [`WindowOperator::with_snapshots`].
+    /// The operator's whole state; only when made [`WindowOperator::with_snapshots`].
     fn snapshot(&self, out: &mut Vec<u8>) -> std::result::Result<(), SnapshotError> {
         (self.codec.as_ref().ok_or_else(unsupported)?.save)(self, out)
     }
 
-    /// See [`crate::snapshot`]: into an operator built as the snapshotted one was.
+    /// Into an operator built as the snapshotted one was, [`WindowOperator::with_snapshots`].
     fn restore(&mut self, snapshot: &[u8]) -> std::result::Result<(), SnapshotError> {
         (self.codec.as_ref().ok_or_else(unsupported)?.load)(self, snapshot)
     }

@@ -15,6 +15,10 @@
 //! [`timer_service::TimerService`] is also a [`TimerStore`]: the plain structure, which the
 //! operator's randomized tests run beside [`MarkedTimers`] to check that both fire the same
 //! timers in the same order.
+//!
+//! For snapshots a store lists its timers ([`TimerListing`]: each domain's in popping order)
+//! and is rebuilt from such a listing: [`MarkedTimers`] lists its queue entries, deleted ones
+//! included, and takes back whether each is live from the windows' marks the operator restores.
 
 use std::collections::HashSet;
 use std::fmt::Debug;
