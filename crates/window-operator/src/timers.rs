@@ -207,7 +207,11 @@ pub trait TimerStore<W>: Debug + Default {
 /// is what [`TimerStore::next_processing_time`] reports), and whether a timer is live is in the
 /// windows' [`Marks`] and in `orphans`; pushing the entries back in this order gives a store
 /// that pops exactly what the original pops. For [`TimerService`] they are its live timers in
-/// firing order ([`TimerService::event_timers_in_order`]) and `orphans` is empty.
+/// firing order ([`TimerService::event_timers_in_order`]) and `orphans` is empty: the entries
+/// deleted timers leave are not listed, so a restored one reports a later
+/// [`TimerStore::next_processing_time`] where the earliest entry was deleted, and a timer
+/// deleted before the snapshot and registered again after it fires after the timers of its
+/// timestamp registered in between, where the original fires it at its first entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimerListing<W> {
     /// Whether this is a listing of [`MarkedTimers`] (else of [`TimerService`]).
