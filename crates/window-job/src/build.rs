@@ -271,7 +271,7 @@ fn operator<K, A, V>(
 where
     K: JobKey,
     A: WindowAssigner<f64> + Send + 'static,
-    A::Window: Send,
+    A::Window: Send + serde::Serialize + serde::de::DeserializeOwned,
     AnyWindow: From<A::Window>,
     V: Visitor<K, f64, AnyWindow, JobResult>,
 {
@@ -305,17 +305,21 @@ where
     }
 }
 
-/// The operator with the spec's limit on window states.
+/// The operator with the spec's limit on window states, able to write snapshots.
 fn limited<K, A, Tr, F>(
-    mut op: WindowOperator<K, f64, A, Tr, F>,
+    op: WindowOperator<K, f64, A, Tr, F>,
     spec: &JobSpec,
 ) -> WindowOperator<K, f64, A, Tr, F>
 where
     K: JobKey,
     A: WindowAssigner<f64>,
+    A::Window: serde::Serialize + serde::de::DeserializeOwned,
     Tr: Trigger<f64, A::Window>,
+    Tr::State: serde::Serialize + serde::de::DeserializeOwned,
     F: WindowFunction<f64>,
+    F::Acc: serde::Serialize + serde::de::DeserializeOwned,
 {
+    let mut op = op.with_snapshots();
     op.set_max_window_states(spec.max_window_states);
     op
 }

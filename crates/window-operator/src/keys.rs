@@ -20,6 +20,16 @@ impl KeyId {
     pub(crate) fn index(self) -> usize {
         self.index as usize
     }
+
+    /// The `n`th id of a key that is gone, for the timers a restored operator still holds for
+    /// keys freed before the snapshot: no slot has it (indices are allocated from 0 upwards),
+    /// so it never reaches a live key, and distinct `n` stay distinct timers.
+    pub(crate) fn gone(n: u32) -> KeyId {
+        KeyId {
+            index: u32::MAX - n,
+            generation: u32::MAX,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -121,5 +131,16 @@ impl<K: Hash + Eq + Clone, W> KeyTable<K, W> {
 
     pub(crate) fn live(&self) -> usize {
         self.ids.len()
+    }
+
+    /// The live keys with their ids, in slot order.
+    pub(crate) fn live_keys(&self) -> impl Iterator<Item = (KeyId, &K)> + '_ {
+        (0_u32..).zip(&self.slots).filter_map(|(index, slot)| {
+            let id = KeyId {
+                index,
+                generation: slot.generation,
+            };
+            slot.key.as_ref().map(|k| (id, k))
+        })
     }
 }

@@ -30,6 +30,13 @@
 //! are kept in its state ([`Marks`], by [`MarkedTimers`]), so registering, deleting and firing
 //! them need no lookup besides the window's own. The hot path allocates nothing per element
 //! once a window exists: assigned windows go into a reused buffer.
+//!
+//! An operator made [`WindowOperator::with_snapshots`] writes its whole state to a snapshot
+//! and loads one into a freshly built operator of the same configuration
+//! ([`WindowComputation::snapshot`], [`WindowComputation::restore`]; `snapshot.rs`): a logical
+//! listing of its keys, window states, retired windows, timers in firing order, clocks and
+//! counters, from which restore rebuilds the structures above, so that the restored operator
+//! emits exactly what the original would have.
 
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
@@ -40,6 +47,7 @@ mod keys;
 mod merging;
 mod operator;
 mod retired;
+mod snapshot;
 mod states;
 mod timers;
 pub mod watermark;
@@ -50,7 +58,7 @@ pub use evictor::{
 pub use function::{FireContext, FullWindow, Incremental, WindowFunction};
 pub use keys::KeyId;
 pub use operator::WindowOperator;
-pub use timers::{Domain, MarkedTimers, Marks, TimerStore};
+pub use timers::{Domain, MarkedTimers, Marks, TimerListing, TimerStore};
 use window_core::FlinkRule;
 
 pub use window_core::{

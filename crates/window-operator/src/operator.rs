@@ -6,14 +6,15 @@ use std::hash::Hash;
 
 use window_assigners::{Merges, WindowAssigner};
 use window_core::{
-    time, ElementError, LateDataPolicy, LiveState, Rejected, Timestamp, Window, WindowComputation,
-    WindowMetrics, WindowOutput,
+    time, ElementError, LateDataPolicy, LiveState, Rejected, SnapshotError, Timestamp, Window,
+    WindowComputation, WindowMetrics, WindowOutput,
 };
 use window_triggers::{Trigger, TriggerContext};
 
 use crate::function::{FireContext, WindowFunction};
 use crate::keys::{KeyId, KeyTable};
 use crate::retired::Retired;
+use crate::snapshot::{unsupported, Codec};
 use crate::states::WindowStates;
 use crate::timers::{Domain, MarkedTimers, Marks, TimerStore};
 use crate::{OperatorConfig, OperatorError, Result};
@@ -40,8 +41,8 @@ impl<S: Default, A> WindowState<S, A> {
 /// its cleanup timer alone (that is what retires it), made again when it comes back.
 #[derive(Debug)]
 pub(crate) struct RetiredState<S, A> {
-    contents: Option<A>,
-    trigger: S,
+    pub(crate) contents: Option<A>,
+    pub(crate) trigger: S,
 }
 
 impl<S, A> WindowState<S, A> {
@@ -159,6 +160,8 @@ where
     pub(crate) merge_scratch: MergeScratch<A::Window, Tr::State, F::Acc>,
     pub(crate) max_window_states: Option<usize>,
     pub(crate) metrics: WindowMetrics,
+    /// How to write and load snapshots, once [`WindowOperator::with_snapshots`] set it.
+    pub(crate) codec: Option<Codec<Self>>,
 }
 
 /// Buffers of the session-merging path, kept between elements for their capacity.
@@ -254,6 +257,7 @@ where
             merge_scratch: MergeScratch::default(),
             max_window_states: None,
             metrics: WindowMetrics::default(),
+            codec: None,
         })
     }
 
@@ -772,5 +776,15 @@ where
             buffered: 0,
             timers: event + processing,
         }
+    }
+
+    /// The operator's whole state; only when made [`WindowOperator::with_snapshots`].
+    fn snapshot(&self, out: &mut Vec<u8>) -> std::result::Result<(), SnapshotError> {
+        (self.codec.as_ref().ok_or_else(unsupported)?.save)(self, out)
+    }
+
+    /// Into an operator built as the snapshotted one was, [`WindowOperator::with_snapshots`].
+    fn restore(&mut self, snapshot: &[u8]) -> std::result::Result<(), SnapshotError> {
+        (self.codec.as_ref().ok_or_else(unsupported)?.load)(self, snapshot)
     }
 }

@@ -87,6 +87,13 @@ impl<W: Copy + Eq + Hash, S> Retired<W, S> {
         self.live == 0
     }
 
+    /// The retired windows in FIFO order: (cleanup time, key, window, state).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Timestamp, KeyId, W, &S)> + '_ {
+        self.entries
+            .iter()
+            .filter_map(|e| e.state.as_ref().map(|s| (e.cleanup, e.key, e.window, s)))
+    }
+
     /// Whether [`Retired::push`] takes a window with cleanup time `cleanup` (ms): not earlier than
     /// the newest retired window's.
     pub(crate) fn accepts(&self, cleanup: Timestamp) -> bool {

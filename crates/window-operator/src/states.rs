@@ -86,6 +86,20 @@ impl<W: Window + Copy + Eq + Hash, V> WindowStates<W, V> {
         self.len
     }
 
+    /// The period the states were made for (see [`WindowStates::new`]).
+    pub(crate) fn period(&self) -> Option<i64> {
+        self.period
+    }
+
+    /// Every state with its key and window, rings first, then the map (a hash's order).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (KeyId, W, &V)> + '_ {
+        let rings = self
+            .rings
+            .iter()
+            .flat_map(|r| r.slots.iter().flatten().map(move |(w, v)| (r.owner, *w, v)));
+        rings.chain(self.map.iter().map(|((k, w), v)| (*k, *w, v)))
+    }
+
     fn place(&self, w: &W) -> Option<i64> {
         self.period.map(|p| w.max_timestamp().div_euclid(p))
     }

@@ -15,13 +15,17 @@
 //! [`timer_service::TimerService`] is also a [`TimerStore`]: the plain structure, which the
 //! operator's randomized tests run beside [`MarkedTimers`] to check that both fire the same
 //! timers in the same order.
+//!
+//! For snapshots a store lists its timers ([`TimerListing`]: each domain's in popping order)
+//! and is rebuilt from such a listing: [`MarkedTimers`] lists its queue entries, deleted ones
+//! included, and takes back whether each is live from the windows' marks the operator restores.
 
 use std::collections::HashSet;
 use std::fmt::Debug;
 use std::hash::Hash;
 
 use timer_service::{TimeBuckets, TimerService};
-use window_core::Timestamp;
+use window_core::{SnapshotError, Timestamp};
 
 use crate::keys::KeyId;
 
@@ -101,6 +105,15 @@ impl Marks {
             && matches!(self.inline, [Some(x), None] | [None, Some(x)] if x == (d, t))
     }
 
+    /// The live timers, in no particular order (a snapshot lists them).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Domain, Timestamp)> + '_ {
+        self.inline
+            .iter()
+            .flatten()
+            .copied()
+            .chain(self.more.iter().flat_map(|m| m.iter().copied()))
+    }
+
     /// The live timers, taken out.
     fn take_all(&mut self) -> impl Iterator<Item = (Domain, Timestamp)> + '_ {
         self.inline
@@ -156,6 +169,61 @@ pub trait TimerStore<W>: Debug + Default {
 
     /// Live timers: (event time, processing time).
     fn pending(&self) -> (usize, usize);
+
+    /// The timers and the watermark, as a snapshot of the operator lists them (see
+    /// [`TimerListing`]).
+    ///
+    /// # Errors
+    /// [`SnapshotError::Unsupported`] from a store that cannot list its timers (the default).
+    fn listing(&self) -> Result<TimerListing<W>, SnapshotError> {
+        Err(SnapshotError::Unsupported(
+            std::any::type_name::<Self>().to_owned(),
+        ))
+    }
+
+    /// A store holding what `listing` lists, to replace this fresh one. `in_marks` counts the
+    /// live timers the operator put back into the windows' [`Marks`] (and, for the retired
+    /// windows, their cleanup timers): (event time, processing time).
+    ///
+    /// # Errors
+    /// [`SnapshotError::Invalid`] for a listing of another kind of store;
+    /// [`SnapshotError::Unsupported`] as for [`TimerStore::listing`].
+    fn from_listing(listing: TimerListing<W>, in_marks: [usize; 2]) -> Result<Self, SnapshotError>
+    where
+        Self: Sized,
+    {
+        let _ = (listing, in_marks);
+        Err(SnapshotError::Unsupported(
+            std::any::type_name::<Self>().to_owned(),
+        ))
+    }
+}
+
+/// The timers of a [`TimerStore`] and its watermark, as a snapshot of the operator holds them:
+/// each domain's timers in the order [`TimerStore::pop_due`] gives them.
+///
+/// For [`MarkedTimers`] (`marked`) the lists are the store's queue entries, deleted timers
+/// included (a deleted timer registered again fires at its first entry, and the earliest entry
+/// is what [`TimerStore::next_processing_time`] reports), and whether a timer is live is in the
+/// windows' [`Marks`] and in `orphans`; pushing the entries back in this order gives a store
+/// that pops exactly what the original pops. For [`TimerService`] they are its live timers in
+/// firing order ([`TimerService::event_timers_in_order`]) and `orphans` is empty: the entries
+/// deleted timers leave are not listed, so a restored one reports a later
+/// [`TimerStore::next_processing_time`] where the earliest entry was deleted, and a timer
+/// deleted before the snapshot and registered again after it fires after the timers of its
+/// timestamp registered in between, where the original fires it at its first entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerListing<W> {
+    /// Whether this is a listing of [`MarkedTimers`] (else of [`TimerService`]).
+    pub marked: bool,
+    /// The watermark in ms.
+    pub watermark: Timestamp,
+    /// Event-time timers: (timestamp, key, window), in popping order.
+    pub event: Vec<(Timestamp, KeyId, W)>,
+    /// Processing-time timers, likewise.
+    pub processing: Vec<(Timestamp, KeyId, W)>,
+    /// Live timers of windows without a state ([`MarkedTimers`] only), in no particular order.
+    pub orphans: Vec<(Domain, Timestamp, KeyId, W)>,
 }
 
 /// The operator's timers: live timers in the windows' [`Marks`] (orphans in a set), time order
@@ -271,6 +339,48 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for MarkedTimers<W> {
     fn pending(&self) -> (usize, usize) {
         (self.live[0], self.live[1])
     }
+
+    fn listing(&self) -> Result<TimerListing<W>, SnapshotError> {
+        let entries = |q: &TimeBuckets<(KeyId, W)>| {
+            q.iter_in_order()
+                .map(|(t, &(k, w))| (t, k, w))
+                .collect::<Vec<_>>()
+        };
+        Ok(TimerListing {
+            marked: true,
+            watermark: self.watermark,
+            event: entries(&self.event),
+            processing: entries(&self.processing),
+            orphans: self.orphans.iter().copied().collect(),
+        })
+    }
+
+    fn from_listing(listing: TimerListing<W>, in_marks: [usize; 2]) -> Result<Self, SnapshotError> {
+        if !listing.marked {
+            return Err(SnapshotError::Invalid(
+                "the snapshot's timers are a plain timer service's, this operator keeps them \
+                 in its windows' states (MarkedTimers)"
+                    .to_owned(),
+            ));
+        }
+        let mut store = Self {
+            watermark: listing.watermark,
+            live: in_marks,
+            ..Self::default()
+        };
+        for (t, k, w) in listing.event {
+            store.event.push(t, (k, w));
+        }
+        for (t, k, w) in listing.processing {
+            store.processing.push(t, (k, w));
+        }
+        for timer in listing.orphans {
+            if store.orphans.insert(timer) {
+                store.live[slot(timer.0)] += 1;
+            }
+        }
+        Ok(store)
+    }
 }
 
 impl<W: Copy + Eq + Hash + Debug> MarkedTimers<W> {
@@ -351,6 +461,41 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for TimerService<KeyId, W> {
 
     fn pending(&self) -> (usize, usize) {
         TimerService::pending(self)
+    }
+
+    fn listing(&self) -> Result<TimerListing<W>, SnapshotError> {
+        let entries = |timers: Vec<timer_service::Timer<KeyId, W>>| {
+            timers
+                .into_iter()
+                .map(|t| (t.timestamp, t.key, t.namespace))
+                .collect()
+        };
+        Ok(TimerListing {
+            marked: false,
+            watermark: self.current_watermark(),
+            event: entries(self.event_timers_in_order()),
+            processing: entries(self.processing_timers_in_order()),
+            orphans: Vec::new(),
+        })
+    }
+
+    fn from_listing(listing: TimerListing<W>, _: [usize; 2]) -> Result<Self, SnapshotError> {
+        if listing.marked || !listing.orphans.is_empty() {
+            return Err(SnapshotError::Invalid(
+                "the snapshot's timers are kept in window states (MarkedTimers), this operator \
+                 keeps them in a plain timer service"
+                    .to_owned(),
+            ));
+        }
+        let mut store = Self::new();
+        store.advance_watermark(listing.watermark);
+        for (t, k, w) in listing.event {
+            store.register_event_time_timer(t, k, w);
+        }
+        for (t, k, w) in listing.processing {
+            store.register_processing_time_timer(t, k, w);
+        }
+        Ok(store)
     }
 }
 

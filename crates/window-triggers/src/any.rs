@@ -34,8 +34,10 @@ pub enum AnyTrigger<T> {
 }
 
 /// The state of an [`AnyTrigger`] for one (key, window): the union of what the built-in
-/// triggers keep. Each trigger uses its own field; the others stay at their defaults.
-#[derive(Clone, Debug)]
+/// triggers keep. Each trigger uses its own field; the others stay at their defaults. It goes
+/// into snapshots of the window operator (serde, when `T` has it), as Flink checkpoints a
+/// trigger's partitioned state.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AnyTriggerState<T> {
     count: u64,
     next_fire: Option<Timestamp>,

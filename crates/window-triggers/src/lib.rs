@@ -70,7 +70,10 @@ pub trait TriggerContext {
 /// the first time). Triggers are shared by all keys and windows: keep nothing in `self` that
 /// changes.
 pub trait Trigger<T, W: Window> {
-    /// Per-(key, window) state of the trigger: `()` when it needs none.
+    /// Per-(key, window) state of the trigger: `()` when it needs none. A window operator
+    /// writes it to its snapshots when it is `serde::Serialize` and `serde::Deserialize` (every
+    /// built-in trigger's is: `()`, a count, the next fire time, the last element, or
+    /// [`AnyTriggerState`]), as Flink checkpoints a trigger's partitioned state.
     type State: Default + Clone + Debug;
 
     /// Called for every element added to `window`, after the element was added to the window's
