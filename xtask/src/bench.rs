@@ -14,6 +14,7 @@
 //! both tables, no criterion); `--rounds N` sets the end-to-end rounds. `--features` is passed
 //! to cargo bench.
 
+mod checkpoint;
 mod e2e;
 
 use std::collections::BTreeMap;

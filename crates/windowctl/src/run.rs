@@ -120,6 +120,12 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
             c.resumed_from = Some(body.sequence);
         }
     }
+    if let Some(c) = checkpoints.as_mut().filter(|c| c.resumed_from.is_none()) {
+        // A first checkpoint before anything is read: a run killed before its next one
+        // resumes from the start with the outputs as they were (the dead-letter file is
+        // appended to, so its length at the start is what to cut back to).
+        c.take(&mut rt, &mut sink, &keys, false)?;
+    }
     let stop = StopSignals::register()?;
     let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
         .then(|| make_progress_bar(rt.progress().1));

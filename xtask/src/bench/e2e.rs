@@ -361,7 +361,10 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
                 .is_none_or(|f| j.name.to_lowercase().contains(f))
         })
         .collect();
-    if jobs.is_empty() {
+    let overhead = filter
+        .as_ref()
+        .is_none_or(|f| "checkpoint overhead".contains(f.as_str()));
+    if jobs.is_empty() && !overhead {
         println!("   no end-to-end job matches the filter");
         return Ok(Value::Null);
     }
@@ -384,7 +387,17 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
          alternately); bare_count reads the default job's .gz through flate2",
         settings.rounds
     );
+    let checkpoint_overhead = if overhead {
+        super::checkpoint::run(
+            &programs.windowctl,
+            &out_dir.join("checkpoint-overhead"),
+            settings.rounds,
+        )?
+    } else {
+        Value::Null
+    };
     Ok(json!({
+        "checkpoint_overhead": checkpoint_overhead,
         "rounds": settings.rounds,
         "events_per_generated_input": settings.events,
         "timing": "wall clock of each process, median of the rounds, windowctl and bare_count \

@@ -1,20 +1,16 @@
-//! The runtime's part of a checkpoint: what it holds between two batches besides the
-//! computation (each input's watermark generator and read position, the watermark combiner,
-//! the counters), and the computation's own snapshot ([`WindowComputation::snapshot`]).
-//!
-//! Flink's checkpoint of a job holds the same: the source readers' positions (split offsets),
-//! their watermark state, and every operator's state, all at one barrier. Here the barrier is
-//! the point between two [`super::Runtime::step`]s, where the computation has processed
-//! exactly the batches delivered so far and each input's position is the end of its last
-//! delivered batch (reader threads read ahead; what they read beyond is read again after a
-//! restore). The outputs are the caller's: it flushes them and records their lengths with the
-//! snapshot.
+//! The runtime's part of a checkpoint: each input's watermark generator and read position, the
+//! watermark combiner, the counters, and the computation's snapshot. Flink's checkpoint holds
+//! the same (source split offsets, watermark state, operator state) at one barrier; here the
+//! barrier is the point between two [`super::Runtime::step`]s, where each input's position is
+//! the end of its last processed batch (what reader threads read beyond is read again after a
+//! restore). The outputs are the caller's: it syncs them and records their lengths.
 
 use serde::{Deserialize, Serialize};
 use window_core::{SnapshotError, Timestamp, WindowComputation};
 use window_io::ReadPosition;
 use window_operator::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 
+use super::source::Feed;
 use super::{RunStats, Runtime};
 
 /// One input's state in a [`RuntimeSnapshot`].
@@ -43,6 +39,14 @@ pub struct RuntimeSnapshot {
     pub combiner: WatermarkCombiner,
     /// The counters so far.
     pub stats: RunStats,
+    /// The input a runtime that reads its sources in turn on its own thread (not
+    /// [started](Runtime::start)) reads next, so that a restored run interleaves the inputs as
+    /// the original would have; 0 for a started runtime (its reader threads interleave as
+    /// they come).
+    pub next_input: usize,
+    /// Processing time (ms) of the last periodic watermark emission; `None` when the run had
+    /// not begun.
+    pub last_emit: Option<Timestamp>,
     /// The computation's snapshot ([`WindowComputation::snapshot`]).
     pub computation: Vec<u8>,
 }
@@ -70,20 +74,20 @@ where
     pub fn snapshot(&self) -> Result<RuntimeSnapshot, SnapshotError> {
         let mut computation = Vec::new();
         self.computation.snapshot(&mut computation)?;
+        // Before the run began, the combiner is made at its start: a fresh one for the inputs.
+        let combiner = match &self.feed {
+            Some(_) => self.combiner.clone(),
+            None => WatermarkCombiner::new(self.inputs.len(), self.config.idle_timeout),
+        };
         Ok(RuntimeSnapshot {
-            inputs: self
-                .inputs
-                .iter()
-                .map(|i| InputSnapshot {
-                    name: i.name.clone(),
-                    generator: i.generator,
-                    reported: i.reported,
-                    done: i.done,
-                    position: i.position,
-                })
-                .collect(),
-            combiner: self.combiner.clone(),
+            inputs: self.inputs.iter().map(|i| i.state.clone()).collect(),
+            combiner,
             stats: self.stats,
+            next_input: match &self.feed {
+                Some(Feed::Inline { next, .. }) => *next,
+                _ => 0,
+            },
+            last_emit: self.last_emit,
             computation,
         })
     }
@@ -97,54 +101,52 @@ where
     /// [`SnapshotError::Invalid`] naming what does not fit (the inputs' number or names, the
     /// watermark delay or idle timeout, the computation's snapshot); nothing changed then.
     pub fn restore(&mut self, snapshot: RuntimeSnapshot) -> Result<(), SnapshotError> {
-        let invalid = |what: String| Err(SnapshotError::Invalid(what));
-        if self.feed.is_some() {
-            return invalid("the runtime has started already".to_owned());
-        }
-        if snapshot.inputs.len() != self.inputs.len() {
-            return invalid(format!(
-                "the checkpoint has {} inputs, this run {}",
-                snapshot.inputs.len(),
-                self.inputs.len()
-            ));
-        }
-        for (i, (s, mine)) in snapshot.inputs.iter().zip(&self.inputs).enumerate() {
-            if s.name != mine.name {
-                return invalid(format!(
-                    "input {} was {:?}, this run reads {:?}",
-                    i + 1,
-                    s.name,
-                    mine.name
-                ));
-            }
-            if s.generator.delay() != self.config.out_of_orderness.max(0) {
-                return invalid(format!(
-                    "the watermark delay was {} ms, this run has {} ms",
-                    s.generator.delay(),
-                    self.config.out_of_orderness
-                ));
-            }
-        }
-        let (inputs, idle) = snapshot.combiner.shape();
-        if inputs != self.inputs.len() || idle != self.config.idle_timeout {
-            return invalid(format!(
-                "the watermark combiner had {inputs} inputs and idle timeout {idle:?}, this run \
-                 {} and {:?}",
-                self.inputs.len(),
-                self.config.idle_timeout
-            ));
+        let (n, idle) = (self.inputs.len(), self.config.idle_timeout);
+        let delay = self.config.out_of_orderness.max(0);
+        let mismatch = if self.feed.is_some() {
+            Some("the runtime has started already".to_owned())
+        } else if snapshot.inputs.len() != n || snapshot.combiner.shape() != (n, idle) {
+            let (m, was) = snapshot.combiner.shape();
+            Some(format!(
+                "the checkpoint has {m} inputs, this run {n} (idle timeout {was:?}, now {idle:?})"
+            ))
+        } else {
+            let mine = self.inputs.iter().map(|i| &i.state);
+            let mut pairs = snapshot.inputs.iter().zip(mine).enumerate();
+            pairs.find_map(|(i, (s, m))| input_mismatch(i, s, m, delay))
+        };
+        if let Some(what) = mismatch {
+            return Err(SnapshotError::Invalid(what));
         }
         self.computation.restore(&snapshot.computation)?;
         for (s, mine) in snapshot.inputs.into_iter().zip(&mut self.inputs) {
-            mine.generator = s.generator;
-            mine.reported = s.reported;
-            mine.done = s.done;
-            mine.position = s.position;
+            mine.state = s;
         }
         self.combiner = snapshot.combiner;
         self.stats = snapshot.stats;
         self.policy.skipped = snapshot.stats.skipped;
-        self.restored = true;
+        self.next_input = snapshot.next_input % self.inputs.len().max(1);
+        self.last_emit = snapshot.last_emit;
+        // A snapshot taken before the run began (no emission yet) begins like a fresh run.
+        self.restored = snapshot.last_emit.is_some();
         Ok(())
+    }
+}
+
+/// How input `i` of a snapshot (`s`) differs from this run's (`m`, watermark delay `delay`).
+fn input_mismatch(i: usize, s: &InputSnapshot, m: &InputSnapshot, delay: i64) -> Option<String> {
+    let (name, d) = (&s.name, s.generator.delay());
+    if *name != m.name {
+        Some(format!(
+            "input {} was {name:?}, this run reads {:?}",
+            i + 1,
+            m.name
+        ))
+    } else if d != delay {
+        Some(format!(
+            "the watermark delay was {d} ms, this run has {delay} ms"
+        ))
+    } else {
+        None
     }
 }

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use timer_service::{Clock, SystemClock};
 use window_core::{ElementError, Rejected, TimeDomain, Timestamp, WindowComputation, WindowOutput};
-use window_io::{ErrorPolicy, Event, InputError, InputErrorKind, Progress, ReadPosition};
+use window_io::{ErrorPolicy, Event, InputError, InputErrorKind, Progress};
 use window_operator::watermark::{BoundedOutOfOrderness, WatermarkCombiner};
 
 use source::{Delivery, Feed, Next};
@@ -111,17 +111,12 @@ pub struct RunStats {
 pub type DescribeRejection<K, V> =
     Box<dyn FnMut(&Rejected<K, V>, &str, u64, Timestamp) -> InputError + Send>;
 
-/// One input's watermark state.
+/// One input: its state (name, watermark generator, watermark last handed to the combiner,
+/// whether it ended, its position: what a checkpoint keeps), whether it is live, its progress.
 struct Input {
-    name: String,
-    generator: BoundedOutOfOrderness,
-    /// The generator's watermark last handed to the combiner.
-    reported: Timestamp,
+    state: InputSnapshot,
     live: bool,
     progress: Option<Progress>,
-    done: bool,
-    /// The end of the last batch processed from it, where the source tells.
-    position: Option<ReadPosition>,
 }
 
 /// Runs a [`WindowComputation`] `C` over sources of `Event<K, V>`.
@@ -162,6 +157,8 @@ pub struct Runtime<K, V, C: ?Sized> {
     finished: bool,
     /// Restored from a checkpoint ([`Runtime::restore`]): the combiner is the checkpoint's.
     restored: bool,
+    /// The source an inline feed reads first (a restored run's, else 0).
+    next_input: usize,
     computation: C,
 }
 
@@ -199,6 +196,7 @@ where
             spare: Vec::new(),
             finished: false,
             restored: false,
+            next_input: 0,
             computation,
         }
     }
@@ -230,13 +228,15 @@ where
     /// not read.
     pub fn add_source(&mut self, source: Box<dyn Source<K, V>>) {
         self.inputs.push(Input {
-            name: source.name().to_owned(),
-            generator: BoundedOutOfOrderness::new(self.config.out_of_orderness),
-            reported: Timestamp::MIN,
+            state: InputSnapshot {
+                name: source.name().to_owned(),
+                generator: BoundedOutOfOrderness::new(self.config.out_of_orderness),
+                reported: Timestamp::MIN,
+                done: false,
+                position: None,
+            },
             live: source.is_live(),
             progress: source.progress(),
-            done: false,
-            position: None,
         });
         self.pending.push(source);
     }
@@ -251,9 +251,10 @@ where
     }
 
     fn begin(&mut self) {
-        if !self.restored {
-            self.combiner = WatermarkCombiner::new(self.inputs.len(), self.config.idle_timeout);
+        if self.restored {
+            return; // the combiner and the last periodic emission are the checkpoint's
         }
+        self.combiner = WatermarkCombiner::new(self.inputs.len(), self.config.idle_timeout);
         let now = self.clock.now_ms();
         self.combiner.on_processing_time(now);
         self.last_emit = Some(now);
@@ -294,9 +295,15 @@ where
         if self.feed.is_none() {
             self.begin();
             let sources = std::mem::take(&mut self.pending);
+            // An input that had ended before a restore is not read again.
+            let sources = sources
+                .into_iter()
+                .zip(&self.inputs)
+                .map(|(s, i)| (!i.state.done).then_some(s))
+                .collect();
             self.feed = Some(Feed::Inline {
-                sources: sources.into_iter().map(Some).collect(),
-                next: 0,
+                sources,
+                next: self.next_input,
             });
         }
         let now = self.now();
@@ -328,7 +335,7 @@ where
             }
         };
         check(out)?;
-        if self.inputs.iter().all(|i| i.done) {
+        if self.inputs.iter().all(|i| i.state.done) {
             self.finish(out);
             check(out)?;
             return Ok(Step::Finished);
@@ -412,7 +419,7 @@ where
         for e in events.drain(..) {
             self.stats.events += 1;
             if event_time {
-                self.inputs[input].generator.on_event(e.timestamp);
+                self.inputs[input].state.generator.on_event(e.timestamp);
             }
             let (timestamp, line) = (e.timestamp, e.line);
             if let Err(rejected) = self
@@ -423,7 +430,7 @@ where
             }
             if per_element {
                 let i = &self.inputs[input];
-                if !asked || i.generator.current() > i.reported {
+                if !asked || i.state.generator.current() > i.state.reported {
                     asked = true;
                     self.advance_watermark(now, out);
                 }
@@ -431,7 +438,7 @@ where
         }
         self.spare = events;
         if position.is_some() {
-            self.inputs[input].position = position;
+            self.inputs[input].state.position = position;
         }
         match read {
             Read::More => {}
@@ -439,7 +446,7 @@ where
             Read::End => self.end_input(input),
             Read::Failed(message) => {
                 return Err(RuntimeError::Source {
-                    source_name: self.inputs[input].name.clone(),
+                    source_name: self.inputs[input].state.name.clone(),
                     message,
                 })
             }
@@ -458,7 +465,7 @@ where
         line: u64,
         timestamp: Timestamp,
     ) -> Result<(), RuntimeError> {
-        let name = &self.inputs[input].name;
+        let name = &self.inputs[input].state.name;
         match rejected.error {
             ElementError::MissingTimestamp
             | ElementError::TimestampOutOfRange { .. }
@@ -484,8 +491,8 @@ where
 
     fn end_input(&mut self, input: usize) {
         let i = &mut self.inputs[input];
-        if !i.done {
-            i.done = true;
+        if !i.state.done {
+            i.state.done = true;
             if self.config.time == TimeDomain::EventTime {
                 // An ended input no longer holds event time back.
                 self.combiner.on_end(input);
@@ -510,9 +517,9 @@ where
                 .is_none_or(|e| now.saturating_sub(e) >= interval);
         if due {
             for (i, input) in self.inputs.iter_mut().enumerate() {
-                let w = input.generator.current();
-                if !input.done && w > input.reported {
-                    input.reported = w;
+                let w = input.state.generator.current();
+                if !input.state.done && w > input.state.reported {
+                    input.state.reported = w;
                     self.combiner.on_watermark(i, w, now);
                 }
             }
@@ -541,7 +548,7 @@ where
 
     /// The sources' names, in the order they were added.
     pub fn source_names(&self) -> Vec<&str> {
-        self.inputs.iter().map(|i| i.name.as_str()).collect()
+        self.inputs.iter().map(|i| i.state.name.as_str()).collect()
     }
 
     /// Bytes read from the sources so far and their total, where every source knows it.
