@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::Outputs;
 
+mod ahead;
+
+use ahead::SyncAhead;
+
 /// One row as the operator's thread hands it over: what the writers need, no text.
 #[derive(Clone, Copy, Debug)]
 enum Row {
@@ -104,6 +108,8 @@ struct Writers {
     /// The files under the writers, for syncing and measuring at a checkpoint (results, late);
     /// `None` when the outputs are not checkpointed.
     files: Option<(File, Option<File>)>,
+    /// The background syncers of those files ([`ahead`]).
+    ahead: Vec<(Which, SyncAhead)>,
 }
 
 impl Writers {
@@ -149,6 +155,11 @@ impl Writers {
     /// Flushes, syncs the files and measures them.
     fn sync(&mut self) -> Result<OutputMarks, (Which, io::Error)> {
         self.flush()?;
+        for (which, a) in &self.ahead {
+            if let Some(e) = a.take_error() {
+                return Err((*which, e));
+            }
+        }
         let Some((results, late)) = &self.files else {
             let e = io::Error::other("the outputs are not files that a checkpoint can record");
             return Err((Which::Results, e));
@@ -188,6 +199,9 @@ impl Writers {
                     if !failed {
                         if let Err(e) = rows.iter().try_for_each(|r| self.write(r)) {
                             fail(&mut failed, e);
+                        }
+                        for (_, a) in &mut self.ahead {
+                            a.wrote();
                         }
                     }
                     rows.clear();
@@ -275,6 +289,22 @@ fn open_resumable(
     Ok((Box::new(file), handle))
 }
 
+/// The background syncers of a checkpointed job's results and late output.
+///
+/// # Errors
+/// A syncer cannot start.
+fn sync_ahead(results: &File, late: Option<&File>) -> Result<Vec<(Which, SyncAhead)>> {
+    let mut ahead = vec![(
+        Which::Results,
+        SyncAhead::start(results).context("starting the output's syncer")?,
+    )];
+    if let Some(l) = late {
+        let a = SyncAhead::start(l).context("starting the late output's syncer")?;
+        ahead.push((Which::Late, a));
+    }
+    Ok(ahead)
+}
+
 /// The error of a sink whose writer thread is gone.
 fn writer_gone() -> io::Error {
     io::Error::other("the output thread ended early")
@@ -310,6 +340,7 @@ impl OutputSink {
                 late,
                 keys,
                 files: None,
+                ahead: Vec::new(),
             },
         )
     }
@@ -369,6 +400,7 @@ impl OutputSink {
                 results,
                 late,
                 keys,
+                ahead: sync_ahead(&handle, late_handle.as_ref())?,
                 files: Some((handle, late_handle)),
             },
         )
