@@ -210,13 +210,13 @@ mod tests {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            if seed % 3 != 0 {
+            if !seed.is_multiple_of(3) {
                 let v = (seed % 1000) as f64;
                 let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
                 AggregateFunction::<f64>::add(&f, &mut acc, &v);
                 s.push(&f, step, acc);
                 fifo.push((step, v));
-            } else if seed % 97 == 0 {
+            } else if seed.is_multiple_of(97) {
                 s.clear();
                 fifo.clear();
             } else {

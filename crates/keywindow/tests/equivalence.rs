@@ -208,7 +208,7 @@ fn check_equivalence(case: Case, native: &Native, keyed: &Keyed) {
 fn random_case(rng: &mut Rng) -> Case {
     let slide = rng.range(1, 5);
     let size = slide * rng.range(1, 6)
-        + if rng.next() % 3 == 0 {
+        + if rng.next().is_multiple_of(3) {
             rng.range(0, slide - 1)
         } else {
             0
@@ -352,7 +352,7 @@ fn random_arrivals(rng: &mut Rng, case: Case) -> Vec<(i64, u32, f64)> {
     let mut t = rng.range(-40, 10);
     let mut arrivals = Vec::new();
     for _ in 0..n {
-        t += if rng.next() % 4 == 0 {
+        t += if rng.next().is_multiple_of(4) {
             0
         } else {
             rng.range(0, 2 * case.size)
@@ -373,7 +373,7 @@ fn sliced_windows_emit_the_native_results() {
         let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
         let mut sliced = SlicedWindows::new(geometry, case.agg, EmitMode::AllWindows);
         // Half the cases fold every element at once: results must not depend on batching.
-        if rng.next() % 2 == 0 {
+        if rng.next().is_multiple_of(2) {
             sliced.set_batch_limit(1);
         }
         let mut out = Keyed::new();
@@ -407,7 +407,7 @@ fn sliced_windows_in_changes_mode_emit_the_key_window_results() {
         let geometry = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
         let mut kw = KeyWindows::new(geometry, case.agg);
         let mut sliced = SlicedWindows::new(geometry, case.agg, EmitMode::Changes);
-        if rng.next() % 2 == 0 {
+        if rng.next().is_multiple_of(2) {
             sliced.set_batch_limit(1);
         }
         let (mut a, mut b) = (Keyed::new(), Keyed::new());

@@ -204,7 +204,7 @@ mod tests {
         let ids: Vec<KeyId> = (0..4).map(|k| keys.intern(&k)).collect();
         for step in 0..20_000_u64 {
             let r = next();
-            if r % 3 == 0 {
+            if r.is_multiple_of(3) {
                 // Time moves on (0, 1 or 2 ms a push), so the FIFO holds many cleanup times.
                 clock += i64::try_from(next() % 3).unwrap_or(0);
                 let cleanup = clock - i64::try_from(next() % 4 / 3).unwrap_or(0);
@@ -221,7 +221,7 @@ mod tests {
                     plain.push((cleanup, k, w, step));
                 }
             } else {
-                let pick = if plain.is_empty() || r % 5 == 0 {
+                let pick = if plain.is_empty() || r.is_multiple_of(5) {
                     (clock, u32::try_from(next() % 4).unwrap_or(0), clock * 2 + 1)
                 } else {
                     let i = usize::try_from(next()).unwrap_or(0) % plain.len().min(3);

@@ -24,12 +24,12 @@
 //! path, size and modification time, the outputs); resuming with a checkpoint of another job
 //! is refused with the first fact that differs, before anything is written.
 
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use engine::io::InputSpec;
 use engine::runtime::RuntimeSnapshot;
 use serde::{Deserialize, Serialize};
@@ -78,10 +78,14 @@ impl JobIdentity {
             fact(&format!("input {}", i + 1), describe_input(spec, *format)?);
         }
         let o = &plan.outputs;
-        fact("output", format!("{:?} ({:?})", o.output, o.output_format));
-        fact("late output", format!("{:?}", o.late_output));
-        fact("on error", format!("{:?}", o.on_error));
-        fact("dead letters", format!("{:?}", o.dead_letter));
+        let output = o.output.as_deref().map(Path::new);
+        fact(
+            "output",
+            format!("{} ({:?})", resolved(output), o.output_format),
+        );
+        fact("late output", resolved(o.late_output.as_deref()));
+        fact("on error", format!("{:?}", o.on_error).to_lowercase());
+        fact("dead letters", resolved(o.dead_letter.as_deref()));
         Ok(Self(facts))
     }
 
@@ -104,6 +108,21 @@ impl JobIdentity {
     }
 }
 
+/// An output path as the identity names it: absolute, its folder's symbolic links resolved (so
+/// that the same command run from another folder, or `./out.csv` for `out.csv`, is told
+/// apart, or not, by the file it writes); `none` when there is none.
+fn resolved(path: Option<&Path>) -> String {
+    let Some(path) = path else {
+        return "none".to_owned();
+    };
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let canonical = match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => dir.canonicalize().map(|d| d.join(name)).ok(),
+        _ => None,
+    };
+    canonical.unwrap_or(absolute).display().to_string()
+}
+
 /// An input file as its identity names it: format, canonical path, size and modification time.
 fn describe_input(spec: &InputSpec, format: engine::io::InputFormat) -> Result<String> {
     let InputSpec::File(path) = spec else {
@@ -114,12 +133,14 @@ fn describe_input(spec: &InputSpec, format: engine::io::InputFormat) -> Result<S
         .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
+        .unwrap_or_default();
     let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
     Ok(format!(
-        "{} ({format}, {} bytes, modified {modified} ns after the epoch)",
+        "{} ({format}, {} bytes, modified at {}.{:09} s since the epoch)",
         canonical.display(),
-        meta.len()
+        meta.len(),
+        modified.as_secs(),
+        modified.subsec_nanos()
     ))
 }
 
@@ -143,6 +164,10 @@ pub(crate) struct CheckpointBody {
 /// The checkpoint directory of a run and its counters.
 #[derive(Debug)]
 pub(crate) struct Checkpointer {
+    /// `DIR/lock`, locked (an advisory `flock`) while the run lasts: a second run of the job on
+    /// the same directory is refused instead of writing the same outputs at once. The kernel
+    /// releases the lock when the process ends, however it ends.
+    _lock: File,
     dir: PathBuf,
     interval: Duration,
     next_sequence: u64,
@@ -181,8 +206,12 @@ impl Checkpointer {
         interval: Duration,
         identity: &JobIdentity,
     ) -> Result<(Self, Option<CheckpointBody>)> {
+        if dir.exists() && !dir.is_dir() {
+            bail!("--checkpoint-dir {}: it is not a directory", dir.display());
+        }
         fs::create_dir_all(dir)
             .with_context(|| format!("--checkpoint-dir {}: cannot create it", dir.display()))?;
+        let lock = lock(dir)?;
         let mut found = list(dir)?;
         found.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
         let mut damaged = Vec::new();
@@ -225,6 +254,7 @@ impl Checkpointer {
         let next_sequence = newest.as_ref().map_or(1, |b| b.sequence + 1);
         Ok((
             Self {
+                _lock: lock,
                 dir: dir.to_owned(),
                 interval,
                 next_sequence,
@@ -304,6 +334,38 @@ impl Checkpointer {
     }
 }
 
+/// Takes the lock of `dir` (see [`Checkpointer`]).
+///
+/// # Errors
+/// Another run holds it, or the lock file cannot be made.
+fn lock(dir: &Path) -> Result<File> {
+    let path = dir.join("lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "--checkpoint-dir {}: cannot open {}",
+                dir.display(),
+                path.display()
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => bail!(
+            "--checkpoint-dir {}: another windowctl run is using it (it holds {}); two runs of \
+             one job would write the same outputs at once",
+            dir.display(),
+            path.display()
+        ),
+        Err(TryLockError::Error(e)) => {
+            Err(anyhow::Error::new(e).context(format!("locking {}", path.display())))
+        }
+    }
+}
+
 /// The checkpoint files of `dir`, with their sequence numbers.
 fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let entries = fs::read_dir(dir)
@@ -351,5 +413,9 @@ pub(crate) fn read_checkpoint(path: &Path) -> Result<CheckpointBody> {
     if u64::from(crc32fast::hash(body)) != crc {
         bail!("checksum mismatch");
     }
-    postcard::from_bytes(body).map_err(|e| anyhow!("cannot decode it: {e}"))
+    match postcard::take_from_bytes(body) {
+        Ok((checkpoint, [])) => Ok(checkpoint),
+        Ok((_, rest)) => bail!("{} bytes after its body", rest.len()),
+        Err(e) => bail!("cannot decode it: {e}"),
+    }
 }

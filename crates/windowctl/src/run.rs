@@ -22,7 +22,7 @@ use engine::runtime::{
 
 use crate::args::RunArgs;
 use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
-use crate::output::OutputSink;
+use crate::output::{OutputMarks, OutputSink};
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
@@ -70,6 +70,9 @@ impl std::error::Error for Stopped {}
 /// checkpoint that cannot be used or written; [`Stopped`] after SIGINT or SIGTERM.
 pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     let (plan, op) = plan(args, given)?;
+    if args.checkpoint_dir.is_none() && given.contains("checkpoint_interval") {
+        bail!("--checkpoint-interval needs --checkpoint-dir (where the checkpoints go)");
+    }
     if args.checkpoint_dir.is_some() {
         // Before anything is opened: a computation that cannot be checkpointed says so now.
         op.snapshot(&mut Vec::new())
@@ -81,16 +84,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     };
     let resume = checkpoints.as_mut().and_then(|c| c.resume.take());
     if let Some(body) = resume.as_ref().filter(|b| b.finished) {
-        eprintln!(
-            "windowctl: the job already ran to the end (checkpoint {} in {}); nothing was \
-             written. Its outputs are complete; remove the directory to run it again",
-            body.sequence,
-            args.checkpoint_dir
-                .as_deref()
-                .unwrap_or_else(|| Path::new("."))
-                .display()
-        );
-        return Ok(());
+        return finished_already(&plan, body, args.checkpoint_dir.as_deref());
     }
     let keys = match &resume {
         Some(b) => KeyDictionary::restored(b.keys.clone())
@@ -99,12 +93,28 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     };
     let positions = resume.as_ref().map(|b| b.runtime.positions());
     let readers = open_readers(&plan, &keys, positions.as_deref())?;
+    let mut rt = build_runtime(&plan, op, &keys, readers);
+    let marks = resume.as_ref().map(|b| b.outputs);
+    if let Some(body) = resume {
+        // Before any output is touched: a checkpoint that does not restore leaves them as
+        // they are.
+        rt.restore(body.runtime).map_err(|e| {
+            anyhow!(
+                "resuming from checkpoint {}: {e}; nothing was written (remove that checkpoint \
+                 file to resume from the one before it)",
+                body.sequence
+            )
+        })?;
+        if let Some(c) = checkpoints.as_mut() {
+            c.resumed_from = Some(body.sequence);
+        }
+    }
     let mut sink = match &checkpoints {
         Some(_) => OutputSink::create_checkpointed(
             &plan.outputs,
             plan.spec.strategy.emits_empty_results(),
             KeyTexts::new(Arc::clone(&keys)),
-            resume.as_ref().map(|b| &b.outputs),
+            marks.as_ref(),
         )?,
         None => OutputSink::create(
             &plan.outputs,
@@ -112,14 +122,9 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
             KeyTexts::new(Arc::clone(&keys)),
         )?,
     };
-    let mut rt = build_runtime(&plan, op, &keys, readers, resume.as_ref())?;
-    if let Some(body) = resume {
-        rt.restore(body.runtime)
-            .map_err(|e| anyhow!("resuming from checkpoint {}: {e}", body.sequence))?;
-        if let Some(c) = checkpoints.as_mut() {
-            c.resumed_from = Some(body.sequence);
-        }
-    }
+    let mut policy = error_policy(&plan, marks.as_ref())?;
+    policy.skipped = rt.stats().skipped;
+    rt.set_error_policy(policy);
     if let Some(c) = checkpoints.as_mut().filter(|c| c.resumed_from.is_none()) {
         // A first checkpoint before anything is read: a run killed before its next one
         // resumes from the start with the outputs as they were (the dead-letter file is
@@ -181,24 +186,14 @@ fn open_readers(
         .collect()
 }
 
-/// The runtime of the job: its configuration, error policy (with the dead-letter file, cut
-/// back to the checkpoint's length on a resume) and sources.
+/// The runtime of the job: its configuration and sources (the error policy comes once the
+/// outputs are open, [`error_policy`]).
 fn build_runtime(
     plan: &Plan,
     op: Computation<KeyId>,
     keys: &Arc<KeyDictionary>,
     readers: Vec<ReaderSource>,
-    resume: Option<&CheckpointBody>,
-) -> Result<JobRuntime> {
-    let mut policy = ErrorPolicy::new(plan.outputs.on_error);
-    if let Some(p) = &plan.outputs.dead_letter {
-        let name = plan.outputs.dead_letter_name.clone();
-        if let Some(len) = resume.and_then(|b| b.outputs.dead_letters) {
-            cut_back(p, len).context(name.clone())?;
-        }
-        let writer = DeadLetterWriter::create(p).context(name)?;
-        policy = policy.with_dead_letter(writer);
-    }
+) -> JobRuntime {
     let config = RuntimeConfig {
         time: plan.spec.time,
         out_of_orderness: plan.out_of_orderness,
@@ -206,12 +201,73 @@ fn build_runtime(
         idle_timeout: plan.idle_timeout,
     };
     let mut rt = Runtime::new(op, config);
-    rt.set_error_policy(policy);
     rt.set_rejection_report(rejection_report(plan, Arc::clone(keys)));
     for r in readers {
         rt.add_source(Box::new(r));
     }
-    Ok(rt)
+    rt
+}
+
+/// The job's error policy, with the dead-letter file (cut back to the checkpoint's length on a
+/// resume, `marks`).
+///
+/// # Errors
+/// The dead-letter file cannot be cut back or opened.
+fn error_policy(plan: &Plan, marks: Option<&OutputMarks>) -> Result<ErrorPolicy> {
+    let mut policy = ErrorPolicy::new(plan.outputs.on_error);
+    if let Some(p) = &plan.outputs.dead_letter {
+        let name = plan.outputs.dead_letter_name.clone();
+        if let Some(len) = marks.and_then(|m| m.dead_letters) {
+            cut_back(p, len).context(name.clone())?;
+        }
+        let writer = DeadLetterWriter::create(p).context(name)?;
+        policy = policy.with_dead_letter(writer);
+    }
+    Ok(policy)
+}
+
+/// A rerun of a job whose last checkpoint says it ran to the end: nothing to do, if its outputs
+/// are as that checkpoint left them.
+///
+/// # Errors
+/// An output is missing or has another length than the checkpoint recorded.
+fn finished_already(plan: &Plan, body: &CheckpointBody, dir: Option<&Path>) -> Result<()> {
+    let dir = dir.unwrap_or_else(|| Path::new(".")).display();
+    let o = &plan.outputs;
+    let files = [
+        o.output
+            .as_deref()
+            .map(|p| (Path::new(p), Some(body.outputs.results.bytes))),
+        o.late_output
+            .as_deref()
+            .map(|p| (p, body.outputs.late.map(|m| m.bytes))),
+        o.dead_letter
+            .as_deref()
+            .map(|p| (p, body.outputs.dead_letters)),
+    ];
+    for (path, recorded) in files.into_iter().flatten() {
+        let Some(recorded) = recorded else { continue };
+        let now = std::fs::metadata(path).map(|m| m.len());
+        if now.as_ref().ok() != Some(&recorded) {
+            let now = now.map_or_else(
+                |e| format!("cannot be read ({e})"),
+                |n| format!("has {n} bytes"),
+            );
+            bail!(
+                "the job already ran to the end (checkpoint {} in {dir}), but {} {now} where the \
+                 checkpoint recorded {recorded}: it was changed since; remove {dir} to run the \
+                 job again",
+                body.sequence,
+                path.display()
+            );
+        }
+    }
+    eprintln!(
+        "windowctl: the job already ran to the end (checkpoint {} in {dir}); nothing was \
+         written. Its outputs are as it left them; remove the directory to run it again",
+        body.sequence
+    );
+    Ok(())
 }
 
 /// Cuts the file at `path` back to `len` bytes (a dead-letter file on a resume).
@@ -343,6 +399,34 @@ impl Checkpoints {
                 "--checkpoint-dir: {} cannot be replayed after a restart (Flink's socket source \
                  is not fault tolerant either); read from files to checkpoint",
                 spec.source_name()
+            );
+        }
+        let o = &plan.outputs;
+        let outputs = [
+            o.output.as_deref().filter(|p| *p != "-").map(Path::new),
+            o.late_output.as_deref(),
+            o.dead_letter.as_deref(),
+        ];
+        for path in outputs.into_iter().flatten() {
+            if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+                bail!(
+                    "--checkpoint-dir: {} is not a regular file (a device, a pipe or a folder), \
+                     which a resumed job cannot cut back to its checkpoint; write to a file, or \
+                     leave out --checkpoint-dir",
+                    path.display()
+                );
+            }
+        }
+        if plan.inputs.len() > 1
+            || plan.watermark_interval > 0
+            || plan.idle_timeout.is_some()
+            || plan.spec.time == engine::assigners::TimeDomain::ProcessingTime
+        {
+            eprintln!(
+                "windowctl: note: this job's output depends on timing (several inputs, periodic \
+                 watermarks, idleness or processing time), so two runs can differ; a resumed run \
+                 loses and repeats nothing, but need not match any one uninterrupted run byte for \
+                 byte"
             );
         }
         let ms = parse_duration(interval).map_err(|e| anyhow!("--checkpoint-interval: {e}"))?;

@@ -26,7 +26,11 @@ fn write_input(path: &Path, n: u64) {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let jitter = seed % 100;
-        let t = (i * 3).saturating_sub(if seed % 10 == 0 { jitter * 3 } else { 0 });
+        let t = (i * 3).saturating_sub(if seed.is_multiple_of(10) {
+            jitter * 3
+        } else {
+            0
+        });
         if i % 5_000 == 4_999 {
             text.push_str("not,a,number\n");
         }
@@ -353,6 +357,124 @@ fn stdin_and_stdout_are_refused_with_checkpoints() {
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("stdout cannot be cut back"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_second_run_on_a_directory_in_use_is_refused() {
+    let (dir, args) = finished_job("locked");
+    let before = outputs(&dir, "b");
+    // Hold the directory's lock as a running job does.
+    let lock = fs::File::open(dir.join("ckpt/lock")).expect("the lock file exists");
+    lock.try_lock().expect("not held by anyone now");
+    let o = run(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("another windowctl run is using it"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(outputs(&dir, "b"), before);
+    drop(lock);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_same_command_from_another_folder_is_another_job() {
+    let (dir, args) = finished_job("elsewhere");
+    let ckpt = dir.join("ckpt").display().to_string();
+    let input = dir.join("in.csv").display().to_string();
+    let elsewhere = dir.join("elsewhere");
+    fs::create_dir_all(&elsewhere).expect("folder");
+    let mut args: Vec<String> = args;
+    for (from, to) in [("ckpt", ckpt.as_str()), ("in.csv", input.as_str())] {
+        let at = args.iter().position(|a| a == from).expect("argument");
+        args[at] = to.to_owned();
+    }
+    let o = run(
+        &elsewhere,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("is of another job: its output is"), "{err}");
+    assert!(!elsewhere.join("b.csv").exists(), "nothing written there");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_finished_job_whose_output_was_removed_says_so() {
+    let (dir, args) = finished_job("removed");
+    fs::remove_file(dir.join("b.csv")).expect("remove");
+    let o = run(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("already ran to the end") && err.contains("b.csv cannot be read"),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_checkpoint_with_bytes_after_its_body_is_damaged() {
+    let (dir, args) = finished_job("trailing");
+    let newest = checkpoint_files(&dir).pop().expect("a checkpoint");
+    let mut bytes = fs::read(&newest).expect("read");
+    bytes.push(0);
+    let body_len = (bytes.len() - 24) as u64;
+    bytes[12..20].copy_from_slice(&body_len.to_le_bytes());
+    let crc = crc32fast::hash(&bytes[24..]);
+    bytes[20..24].copy_from_slice(&crc.to_le_bytes());
+    fs::write(&newest, bytes).expect("write");
+    let o = run(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 bytes after its body"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn devices_and_an_interval_without_a_directory_are_refused() {
+    let dir = scratch("device");
+    write_input(&dir.join("in.csv"), 10);
+    let o = run(
+        &dir,
+        &[
+            "--input",
+            "in.csv",
+            "--output",
+            "/dev/null",
+            "--checkpoint-dir",
+            "c",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("/dev/null is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        &dir,
+        &[
+            "--input",
+            "in.csv",
+            "--output",
+            "o.csv",
+            "--checkpoint-interval",
+            "1s",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--checkpoint-interval needs --checkpoint-dir"),
         "{}",
         stderr(&o)
     );
