@@ -75,6 +75,10 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<run::Usage>().is_some() => {
+            eprintln!("windowctl: error: {e:#}");
+            ExitCode::from(2)
+        }
         Err(e) if e.downcast_ref::<run::Stopped>().is_some() => {
             eprintln!("windowctl: {e}");
             let signal = e.downcast_ref::<run::Stopped>().map_or(15, |s| s.signal);

@@ -20,15 +20,18 @@ use std::thread::JoinHandle;
 
 use anyhow::{bail, Context, Result};
 use engine::core::{AnyWindow, Window, WindowOutput};
-use engine::io::{create_output, KeyId, KeyTexts, LateWriter, OutputFormat, ResultWriter};
+use engine::io::{KeyId, KeyTexts, LateWriter, OutputFormat, ResultWriter};
 use engine::job::JobResult;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Outputs;
 
 mod ahead;
+mod gzip;
 
 use ahead::SyncAhead;
+pub(crate) use gzip::is_gzip_name;
+use gzip::{create_maybe_gzip, stdout_was_closed, Out, Plain};
 
 /// One row as the operator's thread hands it over: what the writers need, no text.
 #[derive(Clone, Copy, Debug)]
@@ -102,8 +105,8 @@ enum Back {
 
 /// The writer thread: the writers and the keys' texts.
 struct Writers {
-    results: ResultWriter,
-    late: Option<LateWriter>,
+    results: ResultWriter<Out>,
+    late: Option<LateWriter<Out>>,
     keys: KeyTexts,
     /// The files under the writers, for syncing and measuring at a checkpoint (results, late);
     /// `None` when the outputs are not checkpointed.
@@ -225,11 +228,27 @@ impl Writers {
             }
         }
         if !failed {
-            if let Err(e) = self.flush() {
+            if let Err(e) = self.finish() {
                 fail(&mut failed, e);
             }
         }
         self.results.records_written()
+    }
+
+    /// Flushes both writers and finishes what is under them (a gzip stream's trailer).
+    fn finish(&mut self) -> Result<(), (Which, io::Error)> {
+        self.flush()?;
+        let results = std::mem::replace(
+            &mut self.results,
+            ResultWriter::new(Box::new(Plain(Box::new(io::sink()))), OutputFormat::Csv),
+        );
+        let mut out = results.into_inner().map_err(|e| (Which::Results, e))?;
+        out.finish().map_err(|e| (Which::Results, e))?;
+        if let Some(late) = self.late.take() {
+            let mut out = late.into_inner().map_err(|e| (Which::Late, e))?;
+            out.finish().map_err(|e| (Which::Late, e))?;
+        }
+        Ok(())
     }
 }
 
@@ -260,11 +279,7 @@ pub(crate) struct OutputSink {
 
 /// Opens `path` for a checkpointed job: created empty (no `mark`), or cut back to
 /// `mark.bytes` and appended to; returns the writer and a second handle for syncing.
-fn open_resumable(
-    path: &Path,
-    mark: Option<OutputMark>,
-    name: &str,
-) -> Result<(Box<dyn io::Write + Send>, File)> {
+fn open_resumable(path: &Path, mark: Option<OutputMark>, name: &str) -> Result<(Out, File)> {
     let file = match mark {
         None => File::create(path).with_context(|| format!("{name}: cannot create it"))?,
         Some(m) => {
@@ -286,7 +301,7 @@ fn open_resumable(
         }
     };
     let handle = file.try_clone().with_context(|| name.to_owned())?;
-    Ok((Box::new(file), handle))
+    Ok((Box::new(Plain(Box::new(file))), handle))
 }
 
 /// The background syncers of a checkpointed job's results and late output.
@@ -319,15 +334,22 @@ impl OutputSink {
     /// An output that cannot be created (named in the error); the writer thread cannot start.
     pub(crate) fn create(outputs: &Outputs, empty_column: bool, keys: KeyTexts) -> Result<Self> {
         let output_target = outputs.output.as_deref().unwrap_or("-");
+        let late_to_stdout = outputs.late_output.as_deref() == Some(Path::new("-"));
+        if (output_target == "-" || late_to_stdout) && stdout_was_closed() {
+            bail!(
+                "standard output is closed (the job was started with >&-): the results would be \
+                 lost; give --output FILE"
+            );
+        }
         let late = match &outputs.late_output {
             Some(p) => {
-                let w = create_output(&p.display().to_string())
+                let w = create_maybe_gzip(&p.display().to_string())
                     .context(outputs.late_output_name.clone())?;
                 Some(LateWriter::new(w, OutputFormat::from_path(p)))
             }
             None => None,
         };
-        let out = create_output(output_target)?;
+        let out = create_maybe_gzip(output_target)?;
         let results = if empty_column {
             ResultWriter::with_empty_column(out, outputs.output_format)
         } else {

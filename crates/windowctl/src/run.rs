@@ -22,13 +22,55 @@ use engine::runtime::{
 
 use crate::args::RunArgs;
 use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
-use crate::output::{OutputMarks, OutputSink};
+use crate::output::{is_gzip_name, OutputMarks, OutputSink};
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
 
 /// The job's runtime, as `windowctl run` runs it.
 type JobRuntime = Runtime<KeyId, f64, Computation<KeyId>>;
+
+/// A job that cannot run as given (a flag or a job file's setting is wrong or does not fit the
+/// others): the process exits with 2, as for a command line clap cannot parse, where a job that
+/// fails while running exits with 1.
+#[derive(Debug)]
+pub(crate) struct Usage(anyhow::Error);
+
+impl From<anyhow::Error> for Usage {
+    fn from(e: anyhow::Error) -> Self {
+        Self(e)
+    }
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// Allowed lateness that cannot apply: Flink keeps windows for late elements only in event
+/// time and only for windows that end (a processing-time window, or a count or global window,
+/// is cleaned up at its end or never), so the setting changes nothing there; say so instead of
+/// ignoring it silently.
+fn warn_about_lateness(plan: &Plan) {
+    use engine::job::WindowSpec;
+    if plan.spec.allowed_lateness <= 0 {
+        return;
+    }
+    let why = if plan.spec.time == engine::assigners::TimeDomain::ProcessingTime {
+        "processing-time windows take no late elements (Flink applies allowed lateness in event time only)"
+    } else if matches!(
+        plan.spec.window,
+        WindowSpec::Global | WindowSpec::GlobalEndOfStream | WindowSpec::Count { .. }
+    ) {
+        "global and count windows never end, so no element is late for them"
+    } else {
+        return;
+    };
+    eprintln!("windowctl: warning: --allowed-lateness has no effect here: {why}");
+}
 
 /// The job was stopped by a signal (SIGINT, SIGTERM) at a batch boundary, its outputs flushed
 /// (and, with `--checkpoint-dir`, a last checkpoint taken); the process exits with 128 + the
@@ -69,10 +111,14 @@ impl std::error::Error for Stopped {}
 /// input line (with `--on-error fail`), an element the job refuses, a write that fails, a
 /// checkpoint that cannot be used or written; [`Stopped`] after SIGINT or SIGTERM.
 pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
-    let (plan, op) = plan(args, given)?;
+    let (plan, op) = plan(args, given).map_err(Usage::from)?;
     if args.checkpoint_dir.is_none() && given.contains("checkpoint_interval") {
-        bail!("--checkpoint-interval needs --checkpoint-dir (where the checkpoints go)");
+        return Err(Usage::from(anyhow!(
+            "--checkpoint-interval needs --checkpoint-dir (where the checkpoints go)"
+        ))
+        .into());
     }
+    warn_about_lateness(&plan);
     if args.checkpoint_dir.is_some() {
         // Before anything is opened: a computation that cannot be checkpointed says so now.
         op.snapshot(&mut Vec::new())
@@ -109,19 +155,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
             c.resumed_from = Some(body.sequence);
         }
     }
-    let mut sink = match &checkpoints {
-        Some(_) => OutputSink::create_checkpointed(
-            &plan.outputs,
-            plan.spec.strategy.emits_empty_results(),
-            KeyTexts::new(Arc::clone(&keys)),
-            marks.as_ref(),
-        )?,
-        None => OutputSink::create(
-            &plan.outputs,
-            plan.spec.strategy.emits_empty_results(),
-            KeyTexts::new(Arc::clone(&keys)),
-        )?,
-    };
+    let mut sink = open_sink(&plan, &keys, checkpoints.is_some(), marks.as_ref())?;
     let mut policy = error_policy(&plan, marks.as_ref())?;
     policy.skipped = rt.stats().skipped;
     rt.set_error_policy(policy);
@@ -163,6 +197,25 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         }
         .into()),
         None => Ok(()),
+    }
+}
+
+/// The job's output sink: with checkpoints, over files cut back to `marks` on a resume.
+///
+/// # Errors
+/// As [`OutputSink::create`] and [`OutputSink::create_checkpointed`].
+fn open_sink(
+    plan: &Plan,
+    keys: &Arc<KeyDictionary>,
+    checkpointed: bool,
+    marks: Option<&OutputMarks>,
+) -> Result<OutputSink> {
+    let empty_column = plan.spec.strategy.emits_empty_results();
+    let texts = KeyTexts::new(Arc::clone(keys));
+    if checkpointed {
+        OutputSink::create_checkpointed(&plan.outputs, empty_column, texts, marks)
+    } else {
+        OutputSink::create(&plan.outputs, empty_column, texts)
     }
 }
 
@@ -408,6 +461,13 @@ impl Checkpoints {
             o.dead_letter.as_deref(),
         ];
         for path in outputs.into_iter().flatten() {
+            if is_gzip_name(&path.to_string_lossy()) {
+                bail!(
+                    "--checkpoint-dir: {} would be gzip-compressed, and a gzip stream cannot be \
+                     cut back to a checkpoint; write it plain and compress it when the job is done",
+                    path.display()
+                );
+            }
             if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
                 bail!(
                     "--checkpoint-dir: {} is not a regular file (a device, a pipe or a folder), \

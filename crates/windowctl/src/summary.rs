@@ -12,6 +12,9 @@ use engine::runtime::Runtime;
 
 use crate::plan::Plan;
 
+/// Above this share of late elements (in %), the summary warns about the watermark delay.
+const LATE_WARNING_PERCENT: u64 = 2;
+
 /// The process's peak resident memory in KB (Linux `VmHWM`), if the platform tells.
 fn peak_memory_kb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -51,6 +54,18 @@ pub(crate) fn summary(
         "windowctl: late elements dropped: {} (to late output: {}); elements in no window: {}",
         m.late_elements, m.late_side_output, m.elements_in_no_window
     );
+    // Many late elements usually mean a watermark delay too small for the data (the default
+    // is 0 for a named input), which silently drops them: say so.
+    if stats.events > 0 && m.late_elements * 100 > stats.events * LATE_WARNING_PERCENT {
+        let _ = writeln!(
+            err,
+            "windowctl: warning: {:.1} % of the elements were late (behind the watermark by more \
+             than the allowed lateness); with --out-of-orderness {} ms the data may need a larger \
+             watermark delay",
+            m.late_elements as f64 * 100.0 / stats.events as f64,
+            plan.out_of_orderness
+        );
+    }
     if let Some(kb) = peak_memory_kb() {
         let _ = writeln!(err, "windowctl: peak memory (resident): {kb} KB");
     }

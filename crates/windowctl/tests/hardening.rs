@@ -118,3 +118,153 @@ fn sigint_stops_a_job_at_a_row_boundary_with_the_summary() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_gz_output_is_gzip_that_windowctl_reads_back() {
+    let dir = scratch("gz");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+            "--agg",
+            "sum",
+        ])
+        .args(["--output", "o.csv.gz"])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = fs::read(dir.join("o.csv.gz")).expect("output");
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
+    // Read back: the results are the input of a second job.
+    let o = windowctl(&dir)
+        .args(["--input", "o.csv.gz", "--time-field", "window_start"])
+        .args([
+            "--value-field",
+            "result",
+            "--window",
+            "tumbling:10ms",
+            "--agg",
+            "sum",
+        ])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        out,
+        "key,window_start,window_end,result\na,0,10,1\nb,0,10,2\n"
+    );
+    // A gzip output cannot be cut back to a checkpoint.
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+            "--output",
+            "c.csv.gz",
+        ])
+        .args(["--checkpoint-dir", "ck"])
+        .output()
+        .expect("runs");
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a gzip stream cannot be cut back"));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_closed_stdout_fails_the_job_instead_of_losing_the_results() {
+    let dir = scratch("closed");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    let script = format!(
+        "exec '{}' run --no-progress --input in.csv --window tumbling:10ms >&-",
+        env!("CARGO_BIN_EXE_windowctl")
+    );
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(&dir)
+        .output()
+        .expect("sh runs");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("standard output is closed"));
+    // Redirected to /dev/null by the shell (write-only), the job runs.
+    let script = script.replace(">&-", ">/dev/null");
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(&dir)
+        .output()
+        .expect("sh runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn usage_errors_exit_2_like_parser_errors() {
+    let dir = scratch("usage");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    for args in [
+        vec!["--input", "in.csv", "--window", "tumbling:0s"],
+        vec!["--input", "in.csv", "--no-such-flag"],
+        vec!["--input", "in.csv", "--checkpoint-interval", "1s"],
+    ] {
+        let o = windowctl(&dir).args(&args).output().expect("runs");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+    // A job that fails while running (a bad line) exits 1.
+    fs::write(dir.join("bad.csv"), "event_time_ms,key,value\nx,a,1\n").expect("input");
+    let o = windowctl(&dir)
+        .args(["--input", "bad.csv", "--window", "tumbling:10ms"])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(1));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ineffective_lateness_and_many_late_elements_are_reported() {
+    let dir = scratch("late");
+    let mut text = String::from("event_time_ms,key,value\n");
+    for i in 0..100 {
+        // Every tenth element 50 ms behind: late with no watermark delay.
+        let t = if i % 10 == 9 { i * 10 - 50 } else { i * 10 };
+        text.push_str(&format!("{t},k,1\n"));
+    }
+    fs::write(dir.join("in.csv"), text).expect("input");
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+            "--output",
+            "o.csv",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("10.0 % of the elements were late"), "{err}");
+    assert!(err.contains("--out-of-orderness 0 ms"), "{err}");
+    for (window, time, why) in [
+        ("count:3", "event", "global and count windows never end"),
+        (
+            "tumbling:10ms",
+            "processing",
+            "processing-time windows take no late elements",
+        ),
+    ] {
+        let o = windowctl(&dir)
+            .args(["--input", "in.csv", "--window", window, "--time", time])
+            .args(["--allowed-lateness", "1s", "--output", "o.csv"])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--allowed-lateness has no effect here") && err.contains(why),
+            "{err}"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
