@@ -124,6 +124,11 @@ impl Lines {
     }
 }
 
+/// Whether a line holds nothing but spaces and tabs (or nothing).
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|&b| b == b' ' || b == b'\t')
+}
+
 /// A line ended by `\n` without the `\r` of a `\r\n`.
 fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
@@ -307,7 +312,7 @@ impl EventReader {
                 Some(rest) if self.parser.line_no == 1 => rest,
                 _ => raw,
             };
-            if !raw.is_empty() && self.parser.header_pending() {
+            if !is_blank(raw) && self.parser.header_pending() {
                 if let Err(err) = self.parser.parse(raw) {
                     if err.is_fatal() {
                         self.done = true;
@@ -387,7 +392,8 @@ impl EventReader {
                 Some(rest) if self.parser.line_no == 1 => rest,
                 _ => raw,
             };
-            if raw.is_empty() {
+            // A blank line (empty, or only spaces and tabs) holds no record, in either format.
+            if is_blank(raw) {
                 continue;
             }
             match self.parser.parse(raw) {
@@ -433,6 +439,27 @@ mod tests {
             FieldNames::default(),
         )
         .collect()
+    }
+
+    /// Issue 16, item 11: a line of only spaces or tabs is blank, as an empty one is (it was an
+    /// error "too few fields" in CSV and a JSON syntax error).
+    #[test]
+    fn whitespace_only_lines_are_blank_in_both_formats() {
+        for (text, format) in [
+            ("event_time_ms,key,value\n  \n1,a,2\n\t \r\n3,b,4\n", InputFormat::Csv),
+            (
+                "  \n{\"event_time_ms\":1,\"key\":\"a\",\"value\":2}\n\t\n{\"event_time_ms\":3,\"key\":\"b\",\"value\":4}\n",
+                InputFormat::Jsonl,
+            ),
+        ] {
+            let items = read_all(text, format);
+            let got: Vec<(i64, u64)> = items
+                .into_iter()
+                .map(|i| i.map(|e| (e.timestamp, e.line)).expect("no error"))
+                .collect();
+            let lines = if format == InputFormat::Csv { [3, 5] } else { [2, 4] };
+            assert_eq!(got, vec![(1, lines[0]), (3, lines[1])], "{format}");
+        }
     }
 
     #[test]

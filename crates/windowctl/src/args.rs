@@ -148,8 +148,9 @@ pub(crate) struct RunArgs {
     pub(crate) strategy: StrategyArg,
 
     /// Which results --strategy sliced emits: all (every non-empty window, as Flink) or changes
-    /// (only where a key's result changes, the keywindow output). `--strategy sliced --emit
-    /// changes` is `--strategy sliced:changes`.
+    /// (only windows whose contents differ from the key's previous window, and an empty result
+    /// when its window empties: the keywindow output; an equal value from other contents is
+    /// still emitted). `--strategy sliced --emit changes` is `--strategy sliced:changes`.
     #[arg(long, value_name = "all|changes")]
     pub(crate) emit: Option<EmitChoice>,
 
@@ -217,7 +218,8 @@ pub(crate) const DEFAULT_MAX_WINDOW_STATES: usize = 5_000_000;
 pub(crate) enum EmitChoice {
     /// Every non-empty window.
     All,
-    /// Only where a key's result changes.
+    /// Only windows whose contents differ from the key's previous window (and an empty result
+    /// when it empties).
     Changes,
 }
 
