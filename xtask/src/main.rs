@@ -17,6 +17,9 @@ commands:
   compare-strategies [INPUT] [WINDOW]
                               windowctl with each --strategy (native, keywindow, sliced, sliced:changes) on the flights data
                               (by tail number, sliding:1h:1min): time, windows, results, memory
+  fuzz [--seconds N] [TARGET ...]
+                              run the cargo-fuzz targets of fuzz/ (nightly; installs cargo-fuzz if
+                              missing) for N seconds each (60); fails on a crash
   help                        this text
 ";
 
@@ -45,6 +48,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("xtask compare-strategies: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Some("fuzz") => match xtask::fuzz::run_cli(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("xtask fuzz: {e:#}");
                 ExitCode::FAILURE
             }
         },

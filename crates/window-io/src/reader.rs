@@ -313,11 +313,14 @@ impl EventReader {
                 _ => raw,
             };
             if !is_blank(raw) && self.parser.header_pending() {
-                if let Err(err) = self.parser.parse(raw) {
-                    if err.is_fatal() {
+                // A bad line before the position was reported by the earlier reader, which went
+                // on after it; only an error that stops reading stops here too.
+                match self.parser.parse(raw) {
+                    Err(err) if err.is_fatal() => {
                         self.done = true;
+                        return Err(err);
                     }
-                    return Err(err);
+                    _ => {}
                 }
             }
         }

@@ -118,3 +118,27 @@ fn a_position_the_input_does_not_have_is_an_error_naming_it() {
         .unwrap_err();
     assert!(err.to_string().contains("it is line 2 there"), "{err}");
 }
+
+/// Found by the `csv_source` fuzz target: a header line that is not UTF-8 is a bad line the
+/// reader goes on after (the next line is tried as the header), so moving past it must not stop
+/// at it either.
+#[test]
+fn a_bad_header_line_before_the_position_is_skipped_as_the_first_reader_skipped_it() {
+    let text: &[u8] = b"event_ty,ey,\xe4\\\\value\n=\xc4,key,vue\nevent_time_ms,key,value\n1,a,1\n";
+    let open = || {
+        let input = BufReader::with_capacity(16, Cursor::new(text.to_vec()));
+        EventReader::new(input, "in.csv", InputFormat::Csv, FieldNames::default())
+    };
+    let all = drain(&mut open());
+    assert_eq!(
+        all.len(),
+        3,
+        "two bad header lines, then the record: {all:?}"
+    );
+    assert!(all[0].0.is_err() && all[1].0.is_err());
+    let mut resumed = open();
+    resumed
+        .skip_to(all[1].1)
+        .expect("the bad lines are skipped");
+    assert_eq!(drain(&mut resumed), all[2..].to_vec());
+}
