@@ -115,8 +115,7 @@ impl<T: Clone + 'static> Compute<T> for QueueSource<T> {
         }
         let Some(zero) = meta.zero.get() else { return };
         // Batch i is at zero + (i + 1) · interval <= up_to  <=>  i <= (up_to - zero) / interval - 1.
-        let Ok(last) =
-            u64::try_from(since(up_to, zero).div_euclid(i128::from(self.interval)) - 1)
+        let Ok(last) = u64::try_from(since(up_to, zero).div_euclid(i128::from(self.interval)) - 1)
         else {
             return;
         };
