@@ -268,11 +268,17 @@ impl StreamingContext {
     /// [`Error::AlreadyStarted`], [`Error::NoOutputOperations`],
     /// [`Error::CheckpointIntervalTooShort`], [`Error::CheckpointIntervalNotMultiple`],
     /// [`Error::ZeroSlide`] (an incremental window with a zero slide). A failed start stops
-    /// the context.
+    /// the context, except [`Error::TimeOutOfRange`]: a clock so close to `i64::MIN` that its
+    /// zero time is before it (a clock of `i64::MIN + 1` with 1 s batches), which leaves the
+    /// context unstarted.
     pub fn start_at(&self, clock: i64) -> Result<()> {
         self.startable()?;
         let interval = self.inner.batch_interval;
-        let zero = clock.div_euclid(interval).saturating_mul(interval);
+        let exact = i128::from(clock.div_euclid(interval)) * i128::from(interval);
+        let zero = i64::try_from(exact).map_err(|_| Error::TimeOutOfRange {
+            what: "zero time",
+            time: exact,
+        })?;
         self.start_graph(zero, zero)
     }
 
@@ -384,7 +390,8 @@ impl StreamingContext {
     /// output operation), and the run-time failures: [`Error::ZeroSlide`] (a window with a
     /// zero slide; no output operation runs) and [`Error::MissingPreviousWindowValue`] (the
     /// output operations registered before the failing one still run). Any of them stops the
-    /// context.
+    /// context. [`Error::TimeOutOfRange`] when `t` is after `i64::MAX`: then nothing runs and
+    /// the context stays at its last batch.
     pub fn run_batch(&self) -> Result<i64> {
         if self.inner.in_batch.get() {
             return Err(Error::BatchInProgress);
@@ -394,11 +401,16 @@ impl StreamingContext {
             match st.phase {
                 Phase::Initialized => return Err(Error::NotStarted),
                 Phase::Stopped { .. } => return Err(Error::Stopped),
-                Phase::Active { zero, time } => (
-                    zero,
-                    time.saturating_add(self.inner.batch_interval),
-                    st.outputs.clone(),
-                ),
+                Phase::Active { zero, time } => {
+                    let interval = self.inner.batch_interval;
+                    let Some(next) = time.checked_add(interval) else {
+                        return Err(Error::TimeOutOfRange {
+                            what: "next batch time",
+                            time: i128::from(time) + i128::from(interval),
+                        });
+                    };
+                    (zero, next, st.outputs.clone())
+                }
             }
         };
         self.inner.in_batch.set(true);
@@ -454,17 +466,18 @@ impl StreamingContext {
         Ok(())
     }
 
-    /// Runs batches while the next batch time is at most `time` (ms).
+    /// Runs batches while the next batch time is at most `time` (ms); a next batch time after
+    /// `i64::MAX` is after every `time`, so `run_until(i64::MAX)` ends.
     ///
     /// # Errors
     /// The first error of [`run_batch`](Self::run_batch).
     pub fn run_until(&self, time: i64) -> Result<()> {
         loop {
             let next = match self.current_time() {
-                Some(now) => now.saturating_add(self.inner.batch_interval),
+                Some(now) => now.checked_add(self.inner.batch_interval),
                 None => return Err(Error::NotStarted),
             };
-            if next > time {
+            if next.is_none_or(|next| next > time) {
                 return Ok(());
             }
             self.run_batch()?;

@@ -124,6 +124,18 @@ pub enum Error {
     /// Run: the context stopped (a failed `start()` or a failed batch) and runs no more batches.
     #[error("the streaming context has stopped after an earlier error")]
     Stopped,
+    /// Start, run: a time that an `i64` of milliseconds cannot hold: the zero time of a clock
+    /// near `i64::MIN` (the clock floored to the batch interval is before `i64::MIN`), or the
+    /// next batch time after a batch near `i64::MAX`. Spark's `Time` is a Java `long` and would
+    /// wrap around; we refuse (`docs/dstream.md`). Nothing runs, and the context stays as it
+    /// was (not started, or at its last batch).
+    #[error("the {what} would be {time} ms, outside the times an i64 of milliseconds can hold ({} ms to {} ms)", i64::MIN, i64::MAX)]
+    TimeOutOfRange {
+        /// `zero time` or `next batch time`.
+        what: &'static str,
+        /// The time that does not fit, in ms.
+        time: i128,
+    },
     /// Run: `run_batch` was called from inside an output operation of a running batch.
     #[error("a batch is running: an output operation cannot run batches")]
     BatchInProgress,

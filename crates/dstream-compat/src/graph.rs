@@ -18,7 +18,9 @@ use crate::batch::Batch;
 use crate::codec::{CodecError, CodecResult, Codecs};
 use crate::error::{Error, Result};
 use crate::snapshot::StreamState;
-use crate::time::{default_checkpoint_interval, floor, is_multiple_of, times_inclusive};
+use crate::time::{
+    default_checkpoint_interval, floor, is_multiple_of, is_multiple_since, since, times_inclusive,
+};
 use crate::Partitions;
 
 /// Spark's class names of the streams, used in messages and in
@@ -116,7 +118,7 @@ impl Meta {
         if time <= zero {
             return Ok(false);
         }
-        is_multiple_of(time.saturating_sub(zero), self.slide, self.name)
+        is_multiple_since(time, zero, self.slide, self.name)
     }
 
     /// Spark's `parentRememberDuration`: the own remember duration, plus the window for a
@@ -251,7 +253,7 @@ impl<T: 'static> Node<T> {
         let mut last = zero;
         for (time, bytes) in batches {
             let time = *time;
-            let valid = slide > 0 && time > last && time.saturating_sub(zero) % slide == 0;
+            let valid = slide > 0 && time > last && since(time, zero) % i128::from(slide) == 0;
             if !valid {
                 return Err(CodecError::Invalid(format!(
                     "a remembered batch at {time} ms, not a batch time after {last} ms (zero time {zero} ms, slide {slide} ms)"
@@ -302,7 +304,7 @@ impl<T: 'static> Node<T> {
         let meta = &self.meta;
         let zero = meta.zero_or_err()?;
         let slide = meta.slide;
-        let aligned_to = if is_multiple_of(to.saturating_sub(zero), slide, meta.name)? {
+        let aligned_to = if is_multiple_since(to, zero, slide, meta.name)? {
             to
         } else {
             meta.log.warn(format!(
@@ -310,7 +312,7 @@ impl<T: 'static> Node<T> {
             ));
             floor(to, slide, zero)
         };
-        let aligned_from = if is_multiple_of(from.saturating_sub(zero), slide, meta.name)? {
+        let aligned_from = if is_multiple_since(from, zero, slide, meta.name)? {
             from
         } else {
             meta.log.warn(format!(

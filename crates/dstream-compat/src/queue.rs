@@ -13,6 +13,7 @@ use crate::codec::{CodecError, CodecResult, Codecs};
 use crate::error::Result;
 use crate::graph::{AnyNode, Compute, Meta, Node};
 use crate::snapshot::StreamState;
+use crate::time::since;
 
 /// A queue input's handle and its stream operation, sharing one empty queue.
 pub(crate) fn new_queue<T>(interval: i64, retention: Retention) -> (QueueInput<T>, QueueSource<T>) {
@@ -86,8 +87,8 @@ pub enum Retention {
 
 impl<T> QueueSource<T> {
     /// The 0-based batch number of a valid time (`zero + (i + 1) · interval`).
-    fn index(&self, zero: i64, time: i64) -> i64 {
-        time.saturating_sub(zero) / self.interval - 1
+    fn index(&self, zero: i64, time: i64) -> i128 {
+        since(time, zero) / i128::from(self.interval) - 1
     }
 }
 
@@ -114,12 +115,8 @@ impl<T: Clone + 'static> Compute<T> for QueueSource<T> {
         }
         let Some(zero) = meta.zero.get() else { return };
         // Batch i is at zero + (i + 1) · interval <= up_to  <=>  i <= (up_to - zero) / interval - 1.
-        let Ok(last) = u64::try_from(
-            up_to
-                .saturating_sub(zero)
-                .div_euclid(self.interval)
-                .saturating_sub(1),
-        ) else {
+        let Ok(last) = u64::try_from(since(up_to, zero).div_euclid(i128::from(self.interval)) - 1)
+        else {
             return;
         };
         let mut q = self.queue.borrow_mut();

@@ -455,9 +455,8 @@ impl StreamingContext {
         let interval = self.batch_interval();
         compare(&snap.header, &graph.header(interval, remember)).map_err(invalid)?;
         let (zero, time) = (snap.zero, snap.time);
-        let aligned = time
-            .checked_sub(zero)
-            .is_some_and(|run| run >= 0 && run % interval == 0);
+        let run = crate::time::since(time, zero);
+        let aligned = run >= 0 && run % i128::from(interval) == 0;
         if zero.rem_euclid(interval) != 0 || !aligned {
             return Err(invalid(format!(
                 "zero time {zero} ms and last batch {time} ms are not batch times of a {interval} ms interval"

@@ -4,7 +4,10 @@
 //! Scala's `from to end by step`.
 //!
 //! Times and durations are `i64` milliseconds. Additions and subtractions saturate (the
-//! workspace's invariant); Java would wrap, which no reachable time does.
+//! workspace's invariant); Java would wrap. A time's distance from the zero time can exceed an
+//! `i64` (a zero time before 0 and a batch near `i64::MAX`), so it is computed in `i128`
+//! ([`since`]) and every quotient and remainder by a slide is exact; batch times themselves that
+//! do not fit are refused (`Error::TimeOutOfRange`).
 
 use crate::error::{Error, Result};
 
@@ -20,14 +23,32 @@ pub(crate) fn is_multiple_of(d: i64, of: i64, stream: &'static str) -> Result<bo
     Ok(d.wrapping_rem(of) == 0)
 }
 
+/// `t - zero`, exact (an `i64` difference can overflow: a zero time before 0 and `t` near
+/// `i64::MAX`).
+pub(crate) fn since(t: i64, zero: i64) -> i128 {
+    i128::from(t) - i128::from(zero)
+}
+
+/// Spark's `Time.isMultipleOf` of the time since the zero time: `(t - zero) % of == 0`, with
+/// the difference exact.
+///
+/// # Errors
+/// [`Error::ZeroSlide`] naming `stream` when `of` is 0.
+pub(crate) fn is_multiple_since(t: i64, zero: i64, of: i64, stream: &'static str) -> Result<bool> {
+    if of == 0 {
+        return Err(Error::ZeroSlide { stream });
+    }
+    Ok(since(t, zero) % i128::from(of) == 0)
+}
+
 /// Spark's `Time.floor(that, zeroTime)`: `((t - zero) / slide) * slide + zero`, with a quotient
-/// truncated toward zero (so a time before `zero` rounds up, toward it).
+/// truncated toward zero (so a time before `zero` rounds up, toward it). Exact: the result lies
+/// between `t` and `zero`, so it always fits.
 pub(crate) fn floor(t: i64, slide: i64, zero: i64) -> i64 {
     debug_assert!(slide != 0, "callers check the slide first");
-    t.saturating_sub(zero)
-        .wrapping_div(slide)
-        .saturating_mul(slide)
-        .saturating_add(zero)
+    let slide = i128::from(slide);
+    let floored = since(t, zero) / slide * slide + i128::from(zero);
+    i64::try_from(floored).unwrap_or(t)
 }
 
 /// Spark's `Time.to(end, step)` for a positive step: `from, from + step, ...` up to and
@@ -66,6 +87,12 @@ mod tests {
         assert_eq!(floor(4700, 1000, 2000), 4000);
         // Before zero: Java's quotient truncates, so -2500 goes to -2000.
         assert_eq!(floor(-2500, 1000, 0), -2000);
+        // Far from a zero time before 0: the difference does not fit in an i64.
+        let day = 86_400_000;
+        assert_eq!(floor(i64::MAX, day, -day), 9_223_372_036_828_800_000);
+        assert_eq!(floor(i64::MIN, day, day), -9_223_372_036_828_800_000);
+        assert!(is_multiple_since(9_223_372_036_828_800_000, -day, day, "x").unwrap());
+        assert!(!is_multiple_since(i64::MAX, -day, day, "x").unwrap());
     }
 
     #[test]

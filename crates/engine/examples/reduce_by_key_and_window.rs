@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use engine::dstream::{InverseReduce, Partitions, StreamingContext};
-use engine::io::{open_source, FieldNames, InputFormat, InputSpec, BUNDLED_DATA};
+use engine::io::{find_bundled_data, open_source, FieldNames, InputFormat, InputSpec};
 
 const HOUR: i64 = 3_600_000;
 
@@ -23,7 +23,7 @@ type Batch = Vec<(String, i64)>;
 
 /// The destinations of the first `n` flights, in hourly batches from the first flight's hour.
 fn hourly_batches(n: usize) -> Result<Vec<Batch>, Box<dyn std::error::Error>> {
-    let spec = InputSpec::parse(BUNDLED_DATA);
+    let spec = InputSpec::File(find_bundled_data()?);
     let reader = open_source(&spec, InputFormat::Csv, FieldNames::default())?;
     let mut batches: Vec<Batch> = Vec::new();
     let mut first_hour = None;

@@ -6,6 +6,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod bundled;
 pub mod error;
 mod json;
 mod keys;
@@ -17,6 +18,7 @@ mod rows;
 pub mod sink;
 pub mod source;
 
+pub use bundled::{find_bundled_data, find_bundled_data_from, BundledDataNotFound, BUNDLED_DATA};
 pub use error::{InputError, InputErrorKind, OpenError};
 pub use keys::{KeyCache, KeyDictionary, KeyId, KeyTexts};
 pub use lines::{open_lines, TextLines};
@@ -29,14 +31,6 @@ pub use source::{
 };
 
 use std::path::Path;
-
-/// The bundled real data set (NYC flights 2013, keyed by destination, departure delay in
-/// minutes; `data/README.md`), found from the engine crate's source folder: the default input
-/// of `windowctl run` and `windowctl dstream`.
-pub const BUNDLED_DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../data/nycflights13_dest.csv.gz"
-);
 
 /// Whether `a` and `b` name the same file: where both exist, the same device and inode (as
 /// `cat` checks its output against its inputs; also two names of one file, a hard link, and

@@ -19,16 +19,30 @@
 //!   input (there is no timer thread: with a quiet `stdin` the batches wait for input).
 //!
 //! After the last batch with events, batches keep running until every window that holds one
-//! of its events has been output (up to `last batch time + window - I`).
+//! of its events has been output (the last valid window time at or before
+//! `last batch time + window - I`).
+//!
+//! Every batch and window time must fit in an `i64` of milliseconds: an input whose zero time
+//! would be before `i64::MIN`, whose last batch (the end of the latest event's batch) or last
+//! window would be after `i64::MAX`, is refused up front, naming the event, the flags and the
+//! limit, before anything is written ([`span`]).
 //!
 //! # Output
 //!
-//! CSV with the header `batch_time,key,result`, one row per record of each output batch
-//! (`batch_time` in ms since the epoch, the window's end). Rows of a batch are sorted by key.
-//! `result` is a number (`format_number`), the event's value for `window`, or `[v1;v2;...]`
-//! for `group-by-key-and-window`; `key` is empty for the operations over all events
-//! (`count-by-window`, `reduce-by-window`). An empty window writes no row. A summary goes to
-//! stderr.
+//! CSV with the header `batch_time,key,result`, or JSON lines (`--output-format jsonl`, or an
+//! `--output` named `.jsonl`, `.ndjson` or `.json`, as `windowctl run` chooses) with the same
+//! members and `windowctl run`'s JSON rules ([`rows`]): one row per record of each output
+//! batch (`batch_time` in ms since the epoch, the window's end). Rows of a batch are sorted by
+//! key. `result` is a number (`format_number`), the event's value for `window`, or
+//! `[v1;v2;...]` for `group-by-key-and-window` (a JSON array); `key` is empty (JSON `null`)
+//! for the operations over all events (`count-by-window`, `reduce-by-window`). An empty window
+//! writes no row. A summary goes to stderr.
+//!
+//! # Default input
+//!
+//! Without `--input`, the bundled flights data (`data/nycflights13_dest.csv.gz`), looked for
+//! from the current directory up, then from the binary's folder up
+//! ([`engine::io::find_bundled_data`]); an error names both places when it is not there.
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -44,12 +58,17 @@ use engine::dstream::{
 };
 
 use engine::io::{
-    create_output, format_list, format_number, open_source, same_file, EventReader, InputFormat,
-    InputSpec, BUNDLED_DATA,
+    create_output, find_bundled_data, open_source, same_file, EventReader, InputFormat, InputSpec,
+    OutputFormat,
 };
 use engine::job::duration::parse_duration;
 
 use crate::args::InputArgs;
+use rows::{sort_batch, Row, RowSink, Value};
+use span::{batch_time, event_batches, last_window, Durations};
+
+mod rows;
+mod span;
 
 /// More batches than this between the earliest and the latest event is refused: the batch
 /// interval is too small for the time span of the input.
@@ -102,9 +121,11 @@ pub(crate) enum BatchesBy {
 /// The options of `windowctl dstream`.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct DstreamArgs {
-    /// Input file (`.gz` is decompressed) or `-` for stdin. Default: the bundled flights data.
-    #[arg(long, value_name = "PATH|-", default_value = BUNDLED_DATA)]
-    pub input: String,
+    /// Input file (`.gz` is decompressed) or `-` for stdin. Default: the bundled flights data,
+    /// data/nycflights13_dest.csv.gz under the current directory or a folder above it, else
+    /// under the binary's folder or one above it.
+    #[arg(long, value_name = "PATH|-")]
+    pub input: Option<String>,
 
     /// The input format and field names.
     #[command(flatten)]
@@ -143,6 +164,10 @@ pub(crate) struct DstreamArgs {
     /// Write the results to this file instead of stdout.
     #[arg(long, value_name = "PATH")]
     pub output: Option<String>,
+
+    /// Output format. Default: jsonl for a `.jsonl`/`.ndjson`/`.json` output file, else csv.
+    #[arg(long, value_name = "csv|jsonl")]
+    pub output_format: Option<OutputFormat>,
 }
 
 /// What a run did, for the stderr summary and tests.
@@ -166,6 +191,7 @@ struct Plan {
     interval: i64,
     window: i64,
     slide: i64,
+    format: OutputFormat,
     operation: DstreamOperation,
     agg: DstreamAgg,
     inverse: bool,
@@ -234,10 +260,15 @@ fn plan(args: &DstreamArgs) -> Result<Plan> {
             "--window {window} ms spans {window_batches} batches of {interval} ms: the plain form recomputes each window from all of them (more than {MAX_PLAIN_WINDOW_BATCHES}); use --inverse or a larger --batch-interval"
         );
     }
+    let format = args.output_format.unwrap_or(match args.output.as_deref() {
+        Some(p) => OutputFormat::from_path(p),
+        None => OutputFormat::Csv,
+    });
     Ok(Plan {
         interval,
         window,
         slide,
+        format,
         operation: args.operation,
         agg: args.agg,
         inverse: args.inverse,
@@ -246,17 +277,21 @@ fn plan(args: &DstreamArgs) -> Result<Plan> {
 }
 
 /// Runs a DStream job as `windowctl dstream` does: reads the input, cuts it into batches,
-/// runs the operation and writes CSV `batch_time,key,result` to stdout or `--output`, with a
-/// summary on stderr. See the module documentation for batches and output.
+/// runs the operation and writes CSV or JSON lines `batch_time,key,result` to stdout or
+/// `--output`, with a summary on stderr. See the module documentation for batches and output.
 ///
 /// # Errors
 /// A bad option (duration, aggregate), a window or slide that is not a multiple of the batch
-/// interval (Spark's message), an input that cannot be opened or a bad record (naming source,
-/// line and field), an output that cannot be written, an input spanning more than
-/// [`MAX_BATCHES`] batches.
+/// interval (Spark's message), no input named and the bundled data not found (naming where it
+/// was looked for), an input that cannot be opened or a bad record (naming source, line and
+/// field), an output that cannot be written, an input spanning more than [`MAX_BATCHES`]
+/// batches, batch or window times outside `i64` (naming the event, flags and limit).
 pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
     let plan = plan(args)?;
-    let spec = InputSpec::parse(&args.input);
+    let spec = match &args.input {
+        Some(input) => InputSpec::parse(input),
+        None => InputSpec::File(find_bundled_data()?),
+    };
     if let (InputSpec::File(input), Some(output)) = (&spec, args.output.as_deref()) {
         if output != "-" && same_file(input, Path::new(output)) {
             bail!("--output {output} is also the input: writing it would destroy the input");
@@ -268,11 +303,9 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
     });
     let reader = open_source(&spec, format, args.input_args.field_names())?;
     let target = args.output.as_deref().unwrap_or("-");
-    let out = create_output(target)?;
+    let open = || Ok(std::io::BufWriter::new(create_output(target)?));
     let started = Instant::now();
-    let summary = run_on(reader, plan, std::io::BufWriter::new(out), || {
-        SystemClock.now_ms()
-    })?;
+    let summary = run_on(reader, plan, open, || SystemClock.now_ms())?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "dstream: {} events read from {}, {} batches of {} ms (zero time {}), {} windows output, {} rows written, {:.2} s ({:.0} events/s)",
@@ -289,23 +322,17 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
     Ok(())
 }
 
-/// One output row.
-#[derive(Debug, Clone, PartialEq)]
-struct Row {
-    time: i64,
-    key: String,
-    result: String,
-}
-
 /// The rows the outputs produced, shared with the output functions.
 type Rows = Rc<RefCell<Vec<Row>>>;
 
-/// The job on an open reader, writing CSV to `out`; `clock` gives the wall clock in ms (for
-/// `--batches-by processing`).
+/// The job on an open reader, writing to the output `open` opens, in the plan's format;
+/// `clock` gives the wall clock in ms (for `--batches-by processing`). By event time the
+/// output is opened after the input was read and its batch times checked, so a refused job
+/// creates and writes nothing.
 fn run_on<W: Write>(
     mut reader: EventReader,
     plan: Plan,
-    out: W,
+    open: impl FnOnce() -> Result<W>,
     clock: impl Fn() -> i64,
 ) -> Result<DstreamSummary> {
     let ssc = StreamingContext::new(plan.interval)?;
@@ -314,14 +341,15 @@ fn run_on<W: Write>(
     let outputs = Rc::new(RefCell::new(0_u64));
     build(&input, plan, &rows, &outputs)?;
 
-    let mut csv = csv::Writer::from_writer(out);
-    csv.write_record(["batch_time", "key", "result"])
-        .context("writing output")?;
+    let by_event = match plan.batches_by {
+        BatchesBy::Event => Some(read_by_event_time(&mut reader, plan)?),
+        BatchesBy::Processing => None,
+    };
     let mut batches = Batches {
         ssc: &ssc,
         queue: &queue,
         rows: &rows,
-        csv,
+        sink: RowSink::new(open()?, plan.format)?,
         summary: DstreamSummary {
             events: 0,
             zero_time: None,
@@ -330,28 +358,24 @@ fn run_on<W: Write>(
             rows: 0,
         },
     };
-    let last_batch_time = match plan.batches_by {
-        BatchesBy::Event => by_event_time(&mut reader, plan, &mut batches)?,
-        BatchesBy::Processing => Some(by_processing_time(&mut reader, plan, &mut batches, clock)?),
+    let last_window = match by_event {
+        Some(input) => by_event_time(input, plan, &mut batches)?,
+        None => by_processing_time(&mut reader, plan, &mut batches, clock)?,
     };
-    if let Some(last_batch_time) = last_batch_time {
+    if let Some(last_window) = last_window {
         // Drain: run until the last window holding the last batch with events.
-        let end = last_batch_time + plan.window - plan.interval;
-        while ssc
-            .current_time()
-            .is_some_and(|now| now + plan.interval <= end)
-        {
+        while ssc.current_time().is_some_and(|now| now < last_window) {
             batches.run(None)?;
         }
     }
-    batches.csv.flush().context("writing output")?;
+    batches.sink.flush()?;
     let mut summary = batches.summary;
     summary.outputs = *outputs.borrow();
     Ok(summary)
 }
 
 /// The running job: the streaming context and its queue input, the rows its outputs produce,
-/// the CSV they go to, and the counts so far.
+/// the output they go to, and the counts so far.
 struct Batches<'a, W: Write> {
     /// The streaming context.
     ssc: &'a StreamingContext,
@@ -360,7 +384,7 @@ struct Batches<'a, W: Write> {
     /// Rows the outputs produced and that are not written yet.
     rows: &'a Rows,
     /// The output.
-    csv: csv::Writer<W>,
+    sink: RowSink<W>,
     /// The counts so far.
     summary: DstreamSummary,
 }
@@ -376,103 +400,155 @@ impl<W: Write> Batches<'_, W> {
         self.summary.batches += 1;
         let mut pending = self.rows.borrow_mut();
         for row in pending.drain(..) {
-            self.csv
-                .write_record([row.time.to_string(), row.key, row.result])
-                .context("writing output")?;
+            self.sink.write(row)?;
             self.summary.rows += 1;
         }
         Ok(())
     }
 }
 
-/// `--batches-by event`: reads the whole input, then runs a batch per interval from the
-/// earliest event's to the latest's. The time of the last batch; `None` without events.
-fn by_event_time<W: Write>(
-    reader: &mut EventReader,
-    plan: Plan,
-    batches: &mut Batches<'_, W>,
-) -> Result<Option<i64>> {
+/// The durations that decide the window times of `plan`.
+fn durations(plan: Plan) -> Durations {
+    Durations {
+        interval: plan.interval,
+        window: plan.window,
+        slide: plan.slide,
+    }
+}
+
+/// The whole input of `--batches-by event`, cut into batches.
+struct EventInput {
+    /// Events read.
+    events: u64,
+    /// The batches; `None` without events.
+    batches: Option<CutBatches>,
+}
+
+/// Events cut into the batches of an interval.
+struct CutBatches {
+    /// The zero time, in ms.
+    zero: i64,
+    /// The events of each batch from the first, in input order.
+    by_batch: Vec<Vec<(String, f64)>>,
+    /// The time of the last window holding an event, in ms.
+    last_window: i64,
+}
+
+/// `--batches-by event`, before any batch runs: reads the whole input and cuts it into
+/// batches of the interval from the earliest event's to the latest's.
+///
+/// # Errors
+/// A bad record; batch or window times outside `i64`, or too many batches ([`span`]).
+fn read_by_event_time(reader: &mut EventReader, plan: Plan) -> Result<EventInput> {
     let mut events = Vec::new();
     for event in reader.by_ref() {
         let event = event?;
         events.push((event.timestamp, event.key, event.value));
     }
-    batches.summary.events = events.len() as u64;
+    let count = events.len() as u64;
     let Some(min) = events.iter().map(|e| e.0).min() else {
-        return Ok(None);
+        return Ok(EventInput {
+            events: 0,
+            batches: None,
+        });
     };
     let max = events.iter().map(|e| e.0).max().unwrap_or(min);
-    let zero = min.div_euclid(plan.interval) * plan.interval;
-    let count = (max - zero) / plan.interval + 1;
-    if count > MAX_BATCHES {
-        bail!(
-            "the events span {count} batches of {} ms (more than {MAX_BATCHES}); use a larger --batch-interval",
-            plan.interval
-        );
-    }
-    let mut by_batch: Vec<Vec<(String, f64)>> =
-        vec![Vec::new(); usize::try_from(count).unwrap_or(0)];
+    let span = event_batches(min, max, plan.interval)?;
+    let last = last_window(span.zero, span.last_batch, durations(plan))?;
+    let mut by_batch: Vec<Vec<(String, f64)>> = vec![Vec::new(); span.count];
     for (t, key, value) in events {
-        let index = usize::try_from((t - zero) / plan.interval).unwrap_or(0);
-        by_batch[index].push((key, value));
+        by_batch[span.index(t, plan.interval)].push((key, value));
     }
+    Ok(EventInput {
+        events: count,
+        batches: Some(CutBatches {
+            zero: span.zero,
+            by_batch,
+            last_window: last,
+        }),
+    })
+}
+
+/// `--batches-by event`: runs a batch per interval from the earliest event's to the latest's.
+/// The time of the last window holding an event; `None` without events.
+fn by_event_time<W: Write>(
+    input: EventInput,
+    plan: Plan,
+    batches: &mut Batches<'_, W>,
+) -> Result<Option<i64>> {
+    batches.summary.events = input.events;
+    let Some(CutBatches {
+        zero,
+        by_batch,
+        last_window: last,
+    }) = input.batches
+    else {
+        return Ok(None);
+    };
+    debug_assert_eq!(zero.rem_euclid(plan.interval), 0);
     batches.ssc.start_at(zero)?;
     batches.summary.zero_time = Some(zero);
     for batch in by_batch {
         batches.run(Some(batch))?;
     }
-    Ok(Some(zero + count * plan.interval))
+    Ok(Some(last))
 }
 
 /// `--batches-by processing`: each event goes to the batch of the wall-clock time it is read
 /// at; a batch runs when the clock passed its end and the next event arrives, or at the end.
-/// The time of the last batch with events.
+/// The time of the last window holding an event; `None` without events.
 fn by_processing_time<W: Write>(
     reader: &mut EventReader,
     plan: Plan,
     batches: &mut Batches<'_, W>,
     clock: impl Fn() -> i64,
-) -> Result<i64> {
-    let zero = clock().div_euclid(plan.interval) * plan.interval;
-    batches.ssc.start_at(zero)?;
+) -> Result<Option<i64>> {
+    let started = clock();
+    batches.ssc.start_at(started).with_context(|| {
+        format!("--batches-by processing: the clock at the start, {started} ms")
+    })?;
+    let zero = batches.ssc.zero_time().unwrap_or(started);
     batches.summary.zero_time = Some(zero);
     let batch_end =
-        |batches: &Batches<'_, W>| zero + (batches.summary.batches as i64 + 1) * plan.interval;
+        |batches: &Batches<'_, W>| batch_time(zero, batches.summary.batches, plan.interval);
     let mut current: Vec<(String, f64)> = Vec::new();
-    let mut last_with_events = zero;
+    let mut last_with_events = None;
     for event in reader.by_ref() {
         let event = event?;
         batches.summary.events += 1;
         let now = clock();
         // Run every batch whose end has passed before this event arrived.
-        while now >= batch_end(batches) {
+        while now >= batch_end(batches)? {
             if !current.is_empty() {
-                last_with_events = batch_end(batches);
+                last_with_events = Some(batch_end(batches)?);
             }
             batches.run(Some(std::mem::take(&mut current)))?;
         }
         current.push((event.key, event.value));
     }
     if !current.is_empty() {
-        last_with_events = batch_end(batches);
+        last_with_events = Some(batch_end(batches)?);
         batches.run(Some(current))?;
     }
-    Ok(last_with_events)
+    last_with_events
+        .map(|last| last_window(zero, last, durations(plan)))
+        .transpose()
 }
 
-/// Registers an output that turns each output batch into rows.
+/// Registers an output that turns each output batch into rows (sorted, see
+/// [`rows::sort_batch`]).
 fn emit<T: Clone + 'static>(
     stream: &DStream<T>,
     rows: &Rows,
     outputs: &Rc<RefCell<u64>>,
-    row: impl Fn(&T) -> (String, String) + 'static,
+    row: impl Fn(&T) -> (Option<String>, Value) + 'static,
 ) -> Result<()> {
     let rows = Rc::clone(rows);
     let outputs = Rc::clone(outputs);
     stream.foreach_batch(move |time, records| {
         *outputs.borrow_mut() += 1;
-        let mut batch: Vec<(String, String)> = records.iter().map(&row).collect();
-        batch.sort();
+        let mut batch: Vec<(Option<String>, Value)> = records.iter().map(&row).collect();
+        sort_batch(&mut batch);
         rows.borrow_mut().extend(
             batch
                 .into_iter()
@@ -500,7 +576,6 @@ fn build(
     outputs: &Rc<RefCell<u64>>,
 ) -> Result<()> {
     let (w, s) = (plan.window, plan.slide);
-    let number = |v: &f64| format_number(*v);
     // `count` counts events: each value becomes 1.
     let values = if plan.agg == DstreamAgg::Count {
         input.map(|(k, _)| (k.clone(), 1.0))
@@ -519,7 +594,9 @@ fn build(
             } else {
                 values.reduce_by_key_and_window(f, w, s, Partitions::Default)?
             };
-            emit(&stream, rows, outputs, move |(k, v)| (k.clone(), number(v)))
+            emit(&stream, rows, outputs, |(k, v)| {
+                (Some(k.clone()), Value::Num(*v))
+            })
         }
         DstreamOperation::ReduceByWindow => {
             let all = values.map(|(_, v)| *v);
@@ -528,11 +605,11 @@ fn build(
             } else {
                 all.reduce_by_window(f, w, s)?
             };
-            emit(&stream, rows, outputs, move |v| (String::new(), number(v)))
+            emit(&stream, rows, outputs, |v| (None, Value::Num(*v)))
         }
         DstreamOperation::CountByWindow => {
             let stream = input.count_by_window(w, s)?;
-            emit(&stream, rows, outputs, |n| (String::new(), n.to_string()))
+            emit(&stream, rows, outputs, |n| (None, Value::Count(*n)))
         }
         DstreamOperation::CountByValueAndWindow => {
             let stream = input.map(|(k, _)| k.clone()).count_by_value_and_window(
@@ -540,16 +617,20 @@ fn build(
                 s,
                 Partitions::Default,
             )?;
-            emit(&stream, rows, outputs, |(k, n)| (k.clone(), n.to_string()))
+            emit(&stream, rows, outputs, |(k, n)| {
+                (Some(k.clone()), Value::Count(*n))
+            })
         }
         DstreamOperation::Window => {
             let stream = input.window(w, s)?;
-            emit(&stream, rows, outputs, move |(k, v)| (k.clone(), number(v)))
+            emit(&stream, rows, outputs, |(k, v)| {
+                (Some(k.clone()), Value::Num(*v))
+            })
         }
         DstreamOperation::GroupByKeyAndWindow => {
             let stream = input.group_by_key_and_window(w, s, Partitions::Default)?;
-            emit(&stream, rows, outputs, move |(k, vs)| {
-                (k.clone(), format_list(vs))
+            emit(&stream, rows, outputs, |(k, vs)| {
+                (Some(k.clone()), Value::List(vs.clone()))
             })
         }
     }

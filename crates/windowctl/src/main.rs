@@ -51,8 +51,8 @@ enum Command {
     Run(Box<RunArgs>),
     /// Run a Spark-Streaming-style DStream job: events cut into batches, windowed by batch
     /// (window and slide are multiples of the batch interval), per-batch results as CSV
-    /// batch_time,key,result. Without options: daily flight counts per destination airport
-    /// from hourly batches of the bundled data.
+    /// batch_time,key,result or JSON lines. Without options: daily flight counts per destination
+    /// airport from hourly batches of the bundled data.
     Dstream(crate::dstream::DstreamArgs),
 }
 

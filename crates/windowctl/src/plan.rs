@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Result};
 use engine::assigners::TimeDomain;
 use engine::core::LateDataPolicy;
 use engine::io::{
-    same_file, FieldNames, InputFormat, InputSpec, KeyId, OnError, OutputFormat, BUNDLED_DATA,
+    find_bundled_data, same_file, FieldNames, InputFormat, InputSpec, KeyId, OnError, OutputFormat,
 };
 use engine::job::{
     Computation, IoSpec, JobAggregate, JobSpec, SpecError, WatermarkSpec, WindowSpec,
@@ -183,7 +183,8 @@ fn inputs(io: &IoSpec, bundled: bool, o: Origins<'_>) -> Result<Vec<(InputSpec, 
     let mut specs: Vec<InputSpec> = io.input.iter().map(|p| InputSpec::parse(p)).collect();
     specs.extend(io.socket.iter().map(|a| InputSpec::Socket(a.clone())));
     if bundled {
-        specs.push(InputSpec::File(PathBuf::from(BUNDLED_DATA)));
+        // Found from the current directory or the binary; an error names both places.
+        specs.push(InputSpec::File(find_bundled_data()?));
     }
     if specs.iter().filter(|s| **s == InputSpec::Stdin).count() > 1 {
         bail!(

@@ -28,7 +28,7 @@ fn run_csv(input: &str, extra: &[&str], clock: i64) -> (String, DstreamSummary) 
         FieldNames::default(),
     );
     let mut out = Vec::new();
-    let summary = run_on(reader, plan, &mut out, move || clock).unwrap();
+    let summary = run_on(reader, plan, || Ok(&mut out), move || clock).unwrap();
     (String::from_utf8(out).unwrap(), summary)
 }
 
@@ -151,7 +151,7 @@ fn spark_validation_and_option_errors() {
         InputFormat::Csv,
         FieldNames::default(),
     );
-    let err = run_on(reader, plan_ok, Vec::new(), || 0).unwrap_err();
+    let err = run_on(reader, plan_ok, || Ok(Vec::new()), || 0).unwrap_err();
     assert_eq!(
         err.to_string(),
         "the window duration of WindowedDStream (1500 ms) must be a multiple of the slide \
@@ -165,13 +165,13 @@ fn spark_validation_and_option_errors() {
 fn run_bundled(extra: &[&str]) -> (String, DstreamSummary) {
     let plan = plan(&args(extra)).unwrap();
     let reader = open_source(
-        &InputSpec::parse(BUNDLED_DATA),
+        &InputSpec::File(find_bundled_data().unwrap()),
         InputFormat::Csv,
         FieldNames::default(),
     )
     .unwrap();
     let mut out = Vec::new();
-    let summary = run_on(reader, plan, &mut out, || 0).unwrap();
+    let summary = run_on(reader, plan, || Ok(&mut out), || 0).unwrap();
     (String::from_utf8(out).unwrap(), summary)
 }
 
@@ -220,7 +220,7 @@ fn bad_records_name_the_line() {
         InputFormat::Csv,
         FieldNames::default(),
     );
-    let err = run_on(reader, plan, Vec::new(), || 0).unwrap_err();
+    let err = run_on(reader, plan, || Ok(Vec::new()), || 0).unwrap_err();
     assert!(
         err.to_string().starts_with("test:3: field 'event_time_ms'"),
         "{err}"

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 use engine::core::NumericAggregate;
-use engine::io::{InputSpec, BUNDLED_DATA};
+use engine::io::{find_bundled_data, InputSpec};
 
 use super::*;
 use crate::args::DEFAULT_MAX_WINDOW_STATES;
@@ -147,7 +147,10 @@ fn without_a_job_file_the_defaults_are_the_default_jobs() {
     let plan = planned(&[], None).unwrap();
     assert_eq!(
         plan.inputs,
-        [(InputSpec::File(BUNDLED_DATA.into()), InputFormat::Csv)]
+        [(
+            InputSpec::File(find_bundled_data().unwrap()),
+            InputFormat::Csv
+        )]
     );
     assert_eq!(plan.out_of_orderness, 6 * 3_600_000);
     assert_eq!(plan.spec.window, "sliding:1h:5min".parse().unwrap());
@@ -166,7 +169,10 @@ fn without_a_job_file_the_defaults_are_the_default_jobs() {
         Some("assigner = \"tumbling:1h\"\naggregate = \"count\"\n"),
     )
     .unwrap();
-    assert_eq!(plan.inputs[0].0, InputSpec::File(BUNDLED_DATA.into()));
+    assert_eq!(
+        plan.inputs[0].0,
+        InputSpec::File(find_bundled_data().unwrap())
+    );
     assert_eq!(plan.out_of_orderness, 0);
     assert_eq!(plan.spec.max_window_states, Some(DEFAULT_MAX_WINDOW_STATES));
 }
