@@ -421,7 +421,10 @@ mod tests {
         );
         for t in [9_223_372_036_854_770_000, i64::MAX] {
             let r = WindowAssigner::<f64>::assign_windows(&w, &0.0, t, 0, &mut out);
-            assert!(matches!(r, Err(ElementError::TimestampOutOfRange { .. })), "{t}");
+            assert!(
+                matches!(r, Err(ElementError::TimestampOutOfRange { .. })),
+                "{t}"
+            );
         }
         // Processing time: the clock is the timestamp refused.
         let w = TumblingWindows::new(10, 0, TimeDomain::ProcessingTime).unwrap();
