@@ -403,7 +403,8 @@ fn processing_time_timers_of_an_event_time_job_fire_by_the_clock() {
 fn a_processing_time_trigger_behind_the_clock_fires_once_per_instant() {
     // Issue #16's case: clock 100, tumbling 10 ms event-time windows, a continuous
     // processing-time trigger of 5 ms, an element at 1, the clock to 101: the window's fire
-    // time is its end (9), in the past; it fires once, not without end, and the job goes on.
+    // time is its end (9), in the past; it fires once, not without end, then at the interval
+    // boundaries after the clock (105, ...), and the job goes on.
     let clock = Arc::new(ManualClock::new(100));
     let mut s = spec(tumbling(10), "count");
     s.trigger = "continuous-processing-time:5".parse().unwrap();
@@ -411,15 +412,18 @@ fn a_processing_time_trigger_behind_the_clock_fires_once_per_instant() {
     rt.set_clock(clock.clone());
     rt.add_source(Box::new(Scripted::new(
         "in",
-        vec![vec![(1, "a", 1.0)], vec![(2, "a", 1.0)], vec![]],
+        vec![vec![(1, "a", 1.0)], vec![(2, "a", 1.0)], vec![], vec![]],
     )));
     let mut out = Out::new();
     rt.step(&mut out).unwrap();
     clock.set(101);
     rt.step(&mut out).unwrap(); // fires the timer at 9 once; the element at 2 joins
     assert_eq!(results(&out), [("a".to_owned(), (0, 10), Some(1.0), 0)]);
-    clock.set(102);
-    rt.step(&mut out).unwrap(); // the element at 2 asked again: one more firing, with both
+    clock.set(104);
+    rt.step(&mut out).unwrap(); // before the next boundary: nothing
+    assert_eq!(results(&out).len(), 1, "{out:?}");
+    clock.set(106);
+    rt.step(&mut out).unwrap(); // past 105: one more firing, with both
     assert_eq!(results(&out).len(), 2, "{out:?}");
     assert_eq!(results(&out)[1].2, Some(2.0));
 }

@@ -314,14 +314,20 @@ where
         self.geometry
     }
 
-    /// The counters so far; `key_windows_created` counts slices (partial aggregates) created.
+    /// The counters so far; `key_windows_created` counts slices (partial aggregates) created,
+    /// those of elements still batched included.
     pub fn metrics(&self) -> KeyWindowMetrics {
-        self.metrics
+        let (slices, native) = self.batched_counts();
+        let mut m = self.metrics;
+        m.key_windows_created += slices as u64;
+        m.native_windows += native;
+        m
     }
 
-    /// Slices (partial aggregates) currently held, open ones included.
+    /// Slices (partial aggregates) currently held, open ones and those of elements still
+    /// batched included.
     pub fn live_slices(&self) -> usize {
-        self.live_slices
+        self.live_slices + self.batched_counts().0
     }
 
     /// Keys currently holding slices or batched elements (keys without either may still be
@@ -735,7 +741,7 @@ where
     }
 
     fn live_windows(&self) -> usize {
-        self.live_slices
+        SlicedWindows::live_slices(self)
     }
 
     fn live_keys(&self) -> usize {
@@ -751,6 +757,7 @@ where
     }
 }
 
+mod pending;
 mod snapshot;
 #[cfg(test)]
 mod tests;

@@ -235,6 +235,9 @@ pub trait WindowAssigner<T> {
     ///
     /// # Errors
     /// [`ElementError::MissingTimestamp`] for an element at `i64::MIN` in event time;
+    /// [`ElementError::TimestampOutOfRange`] for an element (or a processing-time clock) whose
+    /// aligned tumbling or sliding windows would start before `i64::MIN` or end after `i64::MAX`
+    /// (nothing is appended then: no window is clamped into the range);
     /// [`ElementError::InvalidDynamicGap`] for a dynamic gap that is not positive.
     fn assign_windows(
         &self,

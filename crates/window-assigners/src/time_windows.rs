@@ -12,6 +12,9 @@ use crate::{
 /// `TumblingProcessingTimeWindows`).
 ///
 /// An element at `t` goes to `[s, s + size)` with `s = t - (t - offset) mod size` (floor).
+/// Where that window does not fit in `i64` (within one window of either end of time) the
+/// element is refused with [`ElementError::TimestampOutOfRange`]: a clamped window would overlap
+/// its neighbour and miss its element.
 ///
 /// # Examples
 /// ```
@@ -87,8 +90,12 @@ impl<T> WindowAssigner<T> for TumblingWindows {
         out: &mut Vec<TimeWindow>,
     ) -> std::result::Result<(), ElementError> {
         let t = domain_time(self.domain, timestamp, processing_time)?;
-        let start = TimeWindow::window_start_with_offset(t, self.offset, self.size);
-        out.push(TimeWindow::new(start, start.saturating_add(self.size)));
+        let start = aligned_start(t, self.offset, self.size);
+        let window = fitting_window(start, self.size).ok_or(ElementError::TimestampOutOfRange {
+            timestamp: t,
+            size: self.size,
+        })?;
+        out.push(window);
         Ok(())
     }
 
@@ -106,7 +113,8 @@ impl<T> WindowAssigner<T> for TumblingWindows {
 ///
 /// An element at `t` goes to every `[s, s + size)` with `s ≡ offset (mod slide)` and
 /// `t - size < s <= t`, listed by descending start as Flink lists them. With `slide > size`
-/// some elements fall in a gap and get no window.
+/// some elements fall in a gap and get no window. An element one of whose windows does not fit
+/// in `i64` is refused with [`ElementError::TimestampOutOfRange`].
 ///
 /// # Examples
 /// ```
@@ -199,18 +207,27 @@ impl<T> WindowAssigner<T> for SlidingWindows {
         out: &mut Vec<TimeWindow>,
     ) -> std::result::Result<(), ElementError> {
         let t = domain_time(self.domain, timestamp, processing_time)?;
-        let last_start = TimeWindow::window_start_with_offset(t, self.offset, self.slide);
-        // Work in i128 so that windows near i64::MIN/MAX neither wrap nor loop forever.
-        let lower = i128::from(t) - i128::from(self.size);
-        let mut start = i128::from(last_start);
-        while start > lower {
-            // Windows that would start before i64::MIN cannot be represented: they are not
-            // assigned (near i64::MIN only).
-            let Ok(s) = i64::try_from(start) else {
-                break;
-            };
-            out.push(TimeWindow::new(s, s.saturating_add(self.size)));
-            start -= i128::from(self.slide);
+        // In i128, so that windows near i64::MIN/MAX neither wrap nor clamp.
+        let (size, slide) = (i128::from(self.size), i128::from(self.slide));
+        let last_start = aligned_start(t, self.offset, self.slide);
+        // The earliest start after t - size on the same grid.
+        let first = i128::from(t) - size + 1;
+        let first_start = first + (last_start - first).rem_euclid(slide);
+        if first_start > last_start {
+            return Ok(()); // in a gap between windows (slide > size)
+        }
+        // Every window of the element must fit in i64: the earliest starts lowest, the latest
+        // ends highest. Otherwise the element is refused whole, before anything is pushed.
+        let out_of_range = ElementError::TimestampOutOfRange {
+            timestamp: t,
+            size: self.size,
+        };
+        fitting_window(first_start, self.size).ok_or(out_of_range.clone())?;
+        fitting_window(last_start, self.size).ok_or(out_of_range)?;
+        let mut start = last_start;
+        while start >= first_start {
+            out.extend(fitting_window(start, self.size));
+            start -= slide;
         }
         Ok(())
     }
@@ -229,6 +246,22 @@ impl<T> WindowAssigner<T> for SlidingWindows {
             self.size, self.slide, self.offset
         )
     }
+}
+
+/// The start of the aligned window (or slide interval) of `period` ms holding `t`: `t - (t -
+/// offset) mod period` (floor), as Flink's `TimeWindow.getWindowStartWithOffset` computes it, in
+/// `i128` so that it is exact also where it lies before `i64::MIN`.
+fn aligned_start(t: Timestamp, offset: i64, period: i64) -> i128 {
+    let t = i128::from(t);
+    t - (t - i128::from(offset)).rem_euclid(i128::from(period))
+}
+
+/// `[start, start + size)` if both ends fit in `i64`; `None` for a window that cannot be
+/// represented (it would start before `i64::MIN` or end after `i64::MAX`).
+fn fitting_window(start: i128, size: i64) -> Option<TimeWindow> {
+    let s = i64::try_from(start).ok()?;
+    let e = i64::try_from(start + i128::from(size)).ok()?;
+    Some(TimeWindow::new(s, e))
 }
 
 #[cfg(test)]
@@ -311,20 +344,99 @@ mod tests {
             assign(&w, -1),
             [TimeWindow::new(-5, 5), TimeWindow::new(-10, 0)]
         );
-        assert_eq!(assign(&w, i64::MAX).len(), 2);
-        // Near i64::MIN the windows starting before it are not representable: never wrapped.
-        let near_min = assign(&w, i64::MIN + 1);
-        assert!(
-            near_min
-                .iter()
-                .all(|x| x.start() <= i64::MIN + 1 && x.end() < 0),
-            "{near_min:?}"
+        // Windows that do not fit in i64 are refused, never clamped.
+        let refused = |a: &SlidingWindows, t: i64| {
+            let mut out = Vec::new();
+            let r = WindowAssigner::<f64>::assign_windows(a, &0.0, t, 0, &mut out);
+            assert!(out.is_empty(), "{out:?}");
+            r == Err(ElementError::TimestampOutOfRange {
+                timestamp: t,
+                size: a.size(),
+            })
+        };
+        assert!(refused(&w, i64::MAX));
+        assert!(refused(&w, i64::MIN + 1));
+        // MIN = -922..5808 = 5 * k - 3: the windows of MIN + 3 start at MIN + 3 and MIN - 2.
+        assert!(refused(&w, i64::MIN + 3));
+        assert_eq!(
+            assign(&w, i64::MIN + 8),
+            [
+                TimeWindow::new(i64::MIN + 8, i64::MIN + 18),
+                TimeWindow::new(i64::MIN + 3, i64::MIN + 13)
+            ]
         );
+        // MAX = 5 * k + 2: the last window that fits is [MAX - 12, MAX - 2) ... [MAX - 7, MAX + 3)
+        // does not.
+        assert_eq!(
+            assign(&w, i64::MAX - 8),
+            [
+                TimeWindow::new(i64::MAX - 12, i64::MAX - 2),
+                TimeWindow::new(i64::MAX - 17, i64::MAX - 7)
+            ]
+        );
+        assert!(refused(&w, i64::MAX - 7));
         let w = SlidingWindows::new(86_400_000, 3_600_000, 0, TimeDomain::EventTime).unwrap();
-        assert!(assign(&w, i64::MIN + 1).iter().all(|x| x.start() < 0));
+        assert!(refused(&w, i64::MIN + 1));
         let mut out = Vec::new();
         let err = WindowAssigner::<f64>::assign_windows(&w, &0.0, i64::MIN, 0, &mut out);
         assert_eq!(err, Err(ElementError::MissingTimestamp));
+    }
+
+    #[test]
+    fn tumbling_near_the_ends_of_time_is_aligned_or_refused() {
+        // Issue #16, item 2: 10 s windows near i64::MIN came out as [MIN, MIN + 10000) (clamped,
+        // not holding MIN + 1's aligned window) overlapping [-...770000, -...760000).
+        let w = TumblingWindows::new(10_000, 0, TimeDomain::EventTime).unwrap();
+        let mut out = Vec::new();
+        let err = WindowAssigner::<f64>::assign_windows(&w, &0.0, i64::MIN + 1, 0, &mut out);
+        assert_eq!(
+            err,
+            Err(ElementError::TimestampOutOfRange {
+                timestamp: i64::MIN + 1,
+                size: 10_000
+            })
+        );
+        assert!(out.is_empty());
+        assert_eq!(
+            assign(&w, -9_223_372_036_854_769_000),
+            [TimeWindow::new(
+                -9_223_372_036_854_770_000,
+                -9_223_372_036_854_760_000
+            )]
+        );
+        assert_eq!(
+            assign(&w, -9_223_372_036_854_760_000),
+            [TimeWindow::new(
+                -9_223_372_036_854_760_000,
+                -9_223_372_036_854_750_000
+            )]
+        );
+        // Near i64::MAX: the last whole window ends at ...770000; after it, refused.
+        assert_eq!(
+            assign(&w, 9_223_372_036_854_769_999),
+            [TimeWindow::new(
+                9_223_372_036_854_760_000,
+                9_223_372_036_854_770_000
+            )]
+        );
+        for t in [9_223_372_036_854_770_000, i64::MAX] {
+            let r = WindowAssigner::<f64>::assign_windows(&w, &0.0, t, 0, &mut out);
+            assert!(
+                matches!(r, Err(ElementError::TimestampOutOfRange { .. })),
+                "{t}"
+            );
+        }
+        // Processing time: the clock is the timestamp refused.
+        let w = TumblingWindows::new(10, 0, TimeDomain::ProcessingTime).unwrap();
+        let r = WindowAssigner::<f64>::assign_windows(&w, &0.0, 0, i64::MAX, &mut out);
+        assert_eq!(
+            r,
+            Err(ElementError::TimestampOutOfRange {
+                timestamp: i64::MAX,
+                size: 10
+            })
+        );
+        assert!(out.is_empty());
     }
 
     #[test]

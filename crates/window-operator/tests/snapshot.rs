@@ -533,6 +533,8 @@ fn torn_garbled_and_foreign_bytes_are_refused_and_change_nothing() {
 fn snapshot_of(case: &Case) -> (Op, Vec<u8>) {
     let mut op = build(case).unwrap();
     let mut out = Out::new();
+    // A clock that is set: at i64::MIN no processing-time window fits in i64.
+    op.advance_wall_clock(0, &mut out);
     for (k, ts) in [(0, 1), (1, 4), (0, 12), (2, -7)] {
         op.process_element(format!("k{k}"), 1.0, ts, &mut out)
             .unwrap();

@@ -154,6 +154,14 @@ impl<T, W: Window> Trigger<T, W> for ContinuousEventTimeTrigger {
 
 /// Fires every `interval` ms of processing time, aligned to the epoch, and at the window's max
 /// timestamp (Flink's `ContinuousProcessingTimeTrigger`).
+///
+/// The first fire time is `now - now % interval + interval` (truncating remainder, as Flink),
+/// later ones `time + interval`, each capped at the window's max timestamp. Where that cap is
+/// not after the fire time that just fired (an event-time window whose end the processing clock
+/// has passed), Flink would register the same time again and fire it without end; this trigger
+/// registers the interval boundary after the current processing time instead, so it fires at
+/// most once per timer instant and once per clock advance, every interval while the window
+/// lives (`docs/window-model.md`).
 #[derive(Clone, Copy, Debug)]
 pub struct ContinuousProcessingTimeTrigger {
     interval: i64,
@@ -228,9 +236,16 @@ impl<T, W: Window> Trigger<T, W> for ContinuousProcessingTimeTrigger {
                 self.register_next(time, window, next, ctx);
             } else {
                 // The window's end is not after this firing (an event-time window the clock
-                // has passed): the next fire time would be this one again, and firing it again
-                // at once would never end. The next element asks for a new one.
+                // has passed): Flink's `min(time + interval, maxTimestamp)` would be this fire
+                // time again, fired again at once, without end. The next fire is the interval
+                // boundary after the current clock instead, as Flink's `onElement` aligns it.
                 *next = None;
+                let now = ctx.current_processing_time().max(time);
+                let following = time::add(now - now % self.interval, self.interval);
+                if following > now {
+                    *next = Some(following);
+                    ctx.register_processing_time_timer(following);
+                }
             }
             return TriggerResult::Fire;
         }

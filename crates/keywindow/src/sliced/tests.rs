@@ -57,3 +57,51 @@ fn changes_mode_gives_the_worked_example_of_key_windows() {
     assert_eq!(s.live_keys(), 0);
     assert_eq!(s.live_slices(), 0);
 }
+
+#[test]
+fn batched_elements_count_in_the_live_slices_and_the_counters() {
+    // Issue #16, item 7: in processing time a batch may wait until the end of input, where
+    // sliced reported 0 live slices (no "windows still open" warning) and 0 slices created.
+    // The live state and the counters must be those of a processor that folds every element
+    // at once, after every element (seeded; keys and times random, times in order).
+    let g = SlidingGeometry::new(600, 60, 0).unwrap();
+    for emit in [EmitMode::AllWindows, EmitMode::Changes] {
+        let mut batched = SlicedWindows::new(g, NumericAggregate::Count, emit);
+        let mut folded = SlicedWindows::new(g, NumericAggregate::Count, emit);
+        folded.set_batch_limit(1);
+        let (mut a, mut b) = (Rows::<u32, Option<f64>>::new(), Rows::new());
+        let mut seed: u64 = 16;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        let mut t = 0;
+        for _ in 0..2_000 {
+            t += next(4) as i64;
+            let key = next(7) as u32;
+            batched.process(key, 1.0, t, &mut a).unwrap();
+            folded.process(key, 1.0, t, &mut b).unwrap();
+            assert_eq!(
+                batched.live_slices(),
+                folded.live_slices(),
+                "{emit:?} at {t}"
+            );
+            assert_eq!(batched.metrics(), folded.metrics(), "{emit:?} at {t}");
+        }
+        assert!(
+            !batched.batch.is_empty(),
+            "the test must end with a batch waiting"
+        );
+        assert!(batched.live_slices() > 0);
+        assert_eq!(a.0, b.0);
+    }
+    // Two elements and no firing: the issue's case.
+    let mut s = SlicedWindows::new(g, NumericAggregate::Count, EmitMode::AllWindows);
+    let mut out = Rows::<&str, Option<f64>>::new();
+    s.process("a", 1.0, 1, &mut out).unwrap();
+    s.process("b", 1.0, 2, &mut out).unwrap();
+    assert_eq!(s.live_slices(), 2);
+    assert_eq!(InOrderWindows::<&str, f64>::live_windows(&s), 2);
+    assert_eq!(s.metrics().key_windows_created, 2);
+    assert_eq!(s.metrics().native_windows, 20);
+}
