@@ -50,6 +50,16 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
+/// A planning error as the process reports it: a usage error (exit 2), except that the bundled
+/// data set not being found is a missing file, as an input that cannot be opened (exit 1).
+fn usage_unless_missing_data(e: anyhow::Error) -> anyhow::Error {
+    if e.chain().any(|c| c.is::<engine::io::BundledDataNotFound>()) {
+        e
+    } else {
+        Usage::from(e).into()
+    }
+}
+
 /// Allowed lateness that cannot apply: Flink keeps windows for late elements only in event
 /// time and only for windows that end (a processing-time window, or a count or global window,
 /// is cleaned up at its end or never), so the setting changes nothing there; say so instead of
@@ -111,7 +121,7 @@ impl std::error::Error for Stopped {}
 /// input line (with `--on-error fail`), an element the job refuses, a write that fails, a
 /// checkpoint that cannot be used or written; [`Stopped`] after SIGINT or SIGTERM.
 pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
-    let (plan, op) = plan(args, given).map_err(Usage::from)?;
+    let (plan, op) = plan(args, given).map_err(usage_unless_missing_data)?;
     if args.checkpoint_dir.is_none() && given.contains("checkpoint_interval") {
         return Err(Usage::from(anyhow!(
             "--checkpoint-interval needs --checkpoint-dir (where the checkpoints go)"
