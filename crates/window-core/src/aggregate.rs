@@ -235,14 +235,14 @@ impl NumericAcc {
                     return;
                 }
             }
-            self.to_float();
+            self.leave_exact();
         }
         self.add_float(v);
     }
 
     /// Leaves the exact form: the float sum starts from the integer sum.
     #[inline]
-    fn to_float(&mut self) {
+    fn leave_exact(&mut self) {
         self.value = self.int as f64;
         self.int = 0;
         self.count |= FLOAT;
@@ -256,7 +256,19 @@ impl NumericAcc {
             return;
         }
         let sum = self.value + v;
-        if sum.is_infinite() && v.is_finite() && self.value.is_finite() {
+        if sum.is_infinite() {
+            self.add_infinite(v, sum);
+        } else {
+            self.value = sum;
+        }
+    }
+
+    /// Adds `v` where the unscaled float sum became `sum`, infinite: an overflow of finite
+    /// values goes on scaled, an infinite value stays infinite.
+    #[cold]
+    #[inline(never)]
+    fn add_infinite(&mut self, v: f64, sum: f64) {
+        if v.is_finite() && self.value.is_finite() {
             self.value = self.value * DOWN + v * DOWN;
             self.count |= SCALED;
         } else {

@@ -320,7 +320,7 @@ fn integer_sums_equal_the_exact_sum_in_any_split() {
                 let bits = next() % 63;
                 let magnitude = (next() >> 1) & ((1_u64 << bits) - 1).max(1);
                 let v = (magnitude >> (next() % 2 * 10)) as i64;
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     v
                 } else {
                     -v
