@@ -8,8 +8,10 @@
 //!
 //! [`NumericAggregate`] is the ready-made set the command line offers: count, sum, min, max and
 //! mean over `f64` values. Its accumulator, [`NumericAcc`], keeps only what the chosen aggregate
-//! needs (a count and one running value; the mean also a running mean), so that adding and merging
-//! stay a few instructions: sliced windows merge partial accumulators on every firing.
+//! needs (a count and one running value), so that adding and merging stay a few instructions:
+//! sliced windows merge partial accumulators on every firing. Sums are exact over integers (an
+//! `i64` sum while every value is one) and do not overflow in between (a float sum that
+//! overflows is kept scaled by 2^-64); [`NumericAcc`] says how and at what cost.
 //! [`NumericStats`] keeps all five at once, for callers that want every statistic of a window.
 
 /// Incremental aggregation over a window (Flink's `AggregateFunction<IN, ACC, OUT>`).
@@ -147,33 +149,225 @@ where
     }
 }
 
-/// Count, sum, min and max of `f64` values: the accumulator of [`NumericAggregate`].
+/// Flag in the top bit of [`NumericAcc`]'s count: the sum is kept as a float (`value`), because
+/// some value was not an integer of the `i64` range or the integer sum left that range.
+const FLOAT: u64 = 1 << 63;
+/// Flag in the next bit: the float sum is kept scaled by [`DOWN`] (2^-64), because an
+/// unscaled partial sum overflowed.
+const SCALED: u64 = 1 << 62;
+/// Both flags.
+const FLAGS: u64 = FLOAT | SCALED;
+/// 2^-64, the factor of a scaled sum: exact on every value of magnitude at least 2^-958.
+const DOWN: f64 = 1.0 / 18_446_744_073_709_551_616.0;
+/// 2^64, back from a scaled sum.
+const UP: f64 = 18_446_744_073_709_551_616.0;
+
+/// The accumulator of [`NumericAggregate`]: the element count and one running value whose
+/// meaning depends on the aggregate. 24 bytes (count, a float word, an integer word), where
+/// [`NumericStats`] takes 40.
+///
+/// | aggregate | kept |
+/// |---|---|
+/// | count | the count only |
+/// | min / max | smallest / largest value (`f64::min`/`max`: NaN values are skipped), 0 while empty |
+/// | sum / mean | the sum, exact or as a float (below) |
+///
+/// **The sum** (sum and mean) is kept in one of three forms, chosen by the values seen:
+/// - *exact*: while every value is an integer of the `i64` range (`-2^63 <= v < 2^63`, which
+///   every integral `f64` of that range is exactly) and their sum stays in that range, the sum
+///   is an `i64`, with no rounding at all: `2^53 + 1` is `9007199254740993`, where an `f64` sum
+///   would round it to `2^53` (Flink sums `Long` values exactly; it wraps around on overflow,
+///   where this falls back to the float form). Its `f64` result is then the correctly rounded
+///   exact sum, [`NumericAggregate::integer_result`] the exact integer.
+/// - *float*: from the first other value (a fraction, a NaN, a magnitude of 2^63 or more) or
+///   the first overflow of the integer sum, the sum is an `f64`: the integer sum so far (one
+///   rounding, none below 2^53) plus each further value, in order. For values and partial sums
+///   below 2^53 this is the same `f64` the plain sum gives.
+/// - *scaled*: when a float partial sum of finite values overflows, the sum is kept times 2^-64
+///   from then on, so that it cannot overflow in between (`1e308 + 1e308 - 1e308` is `1e308`,
+///   where the plain sum is `inf`, then `NaN` or `-inf`); the result is scaled back, and is
+///   infinite only if the sum itself is beyond the `f64` range. The cost: values below 2^-958
+///   (1e-288) in magnitude lose precision once a window's sum is scaled.
+///
+/// Adding costs an integer check and add (exact) or a float add and an overflow check (float);
+/// no allocation. The forms' flags are the top two bits of the count word. Merging follows the
+/// same rules, so partial accumulators merge to what one accumulator of all the values gives
+/// whenever the sums are exact, and to the same float operations as the plain sum otherwise.
+///
+/// Accumulators are only meaningful to the [`NumericAggregate`] that made them.
+#[derive(Clone, Copy, PartialEq, Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct NumericAcc {
+    /// Number of elements (low 62 bits) and the sum's form ([`FLOAT`], [`SCALED`]).
+    count: u64,
+    /// Min, max, or the float sum (scaled by 2^-64 in the scaled form).
+    value: f64,
+    /// The exact integer sum (exact form).
+    int: i64,
+}
+
+impl NumericAcc {
+    /// Number of elements added (or merged in).
+    #[must_use]
+    #[inline]
+    pub fn count(&self) -> u64 {
+        self.count & !FLAGS
+    }
+
+    /// The exact sum, while every value added is an integer and the sum fits in an `i64` (see
+    /// the type's documentation); `None` otherwise. Only meaningful for the sum and mean
+    /// accumulators (0 for the others).
+    #[must_use]
+    #[inline]
+    pub fn exact_sum(&self) -> Option<i64> {
+        (self.count & FLOAT == 0).then_some(self.int)
+    }
+
+    /// Adds `v` to the sum (without counting it).
+    #[inline]
+    fn add_to_sum(&mut self, v: f64) {
+        if self.count & FLOAT == 0 {
+            // Saturating: NaN is 0, and 2^63 or more is i64::MAX, which no f64 equals.
+            let i = v as i64;
+            if i as f64 == v && i != i64::MAX {
+                if let Some(sum) = self.int.checked_add(i) {
+                    self.int = sum;
+                    return;
+                }
+            }
+            self.leave_exact();
+        }
+        self.add_float(v);
+    }
+
+    /// Leaves the exact form: the float sum starts from the integer sum.
+    #[inline]
+    fn leave_exact(&mut self) {
+        self.value = self.int as f64;
+        self.int = 0;
+        self.count |= FLOAT;
+    }
+
+    /// Adds `v` to the float sum (float form).
+    #[inline]
+    fn add_float(&mut self, v: f64) {
+        if self.count & SCALED != 0 {
+            self.value += v * DOWN;
+            return;
+        }
+        let sum = self.value + v;
+        if sum.is_infinite() {
+            self.add_infinite(v, sum);
+        } else {
+            self.value = sum;
+        }
+    }
+
+    /// Adds `v` where the unscaled float sum became `sum`, infinite: an overflow of finite
+    /// values goes on scaled, an infinite value stays infinite.
+    #[cold]
+    #[inline(never)]
+    fn add_infinite(&mut self, v: f64, sum: f64) {
+        if v.is_finite() && self.value.is_finite() {
+            self.value = self.value * DOWN + v * DOWN;
+            self.count |= SCALED;
+        } else {
+            self.value = sum;
+        }
+    }
+
+    /// The float sum times 2^-64, whatever the form.
+    fn scaled_sum(&self) -> f64 {
+        match self.count & FLAGS {
+            0 => self.int as f64 * DOWN,
+            FLOAT => self.value * DOWN,
+            _ => self.value,
+        }
+    }
+
+    /// Folds `other`'s sum and count into this one, both non-empty.
+    fn merge_sum(&mut self, other: &NumericAcc) {
+        let count = self.count() + other.count();
+        let forms = (self.count | other.count) & FLAGS;
+        if forms == 0 {
+            if let Some(sum) = self.int.checked_add(other.int) {
+                self.int = sum;
+                self.count = count;
+                return;
+            }
+        }
+        if forms & SCALED == 0 {
+            let (a, b) = (self.float_sum(), other.float_sum());
+            let sum = a + b;
+            if !(sum.is_infinite() && a.is_finite() && b.is_finite()) {
+                (self.value, self.int, self.count) = (sum, 0, count | FLOAT);
+                return;
+            }
+        }
+        self.value = self.scaled_sum() + other.scaled_sum();
+        (self.int, self.count) = (0, count | FLAGS);
+    }
+
+    /// The unscaled float sum (exact or float form).
+    fn float_sum(&self) -> f64 {
+        if self.count & FLOAT == 0 {
+            self.int as f64
+        } else {
+            self.value
+        }
+    }
+
+    /// The sum as an `f64`: exact and rounded once, or the float sum.
+    #[inline]
+    fn sum(&self) -> f64 {
+        match self.count & FLAGS {
+            0 => self.int as f64,
+            FLOAT => self.value,
+            _ => self.value * UP,
+        }
+    }
+
+    /// The mean of a non-empty accumulator: sum / count, without overflow in between where the
+    /// sum is scaled.
+    fn mean(&self) -> f64 {
+        let n = self.count() as f64;
+        match self.count & FLAGS {
+            0 => self.int as f64 / n,
+            FLOAT => self.value / n,
+            _ => {
+                let sum = self.value * UP;
+                if sum.is_finite() {
+                    sum / n
+                } else {
+                    self.value / n * UP
+                }
+            }
+        }
+    }
+}
+
+/// Count, sum, min, max and mean of `f64` values at once, for callers that want every
+/// statistic of a window; the sum (and mean) as [`NumericAcc`] keeps it: exact for integers,
+/// without overflow in between.
 ///
 /// `min` and `max` are `+inf`/`-inf` while `count == 0`.
 #[derive(Clone, Copy, PartialEq, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NumericStats {
-    /// Number of elements.
-    pub count: u64,
-    /// Sum of the values.
-    pub sum: f64,
+    /// Count and sum, as [`NumericAggregate::Sum`] keeps them.
+    sum: NumericAcc,
     /// Smallest value, `+inf` when empty.
-    pub min: f64,
+    min: f64,
     /// Largest value, `-inf` when empty.
-    pub max: f64,
-    /// Running mean, kept incrementally so that it does not overflow where `sum` does
-    /// (`1e308` and `1e308` have mean `1e308`); 0 when empty.
-    pub mean: f64,
+    max: f64,
 }
 
 impl Default for NumericStats {
     fn default() -> Self {
         Self {
-            count: 0,
-            sum: 0.0,
+            sum: NumericAcc::default(),
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
-            mean: 0.0,
         }
     }
 }
@@ -181,23 +375,22 @@ impl Default for NumericStats {
 impl NumericStats {
     /// Adds one value.
     pub fn add(&mut self, v: f64) {
-        self.count += 1;
-        self.mean += (v - self.mean) / self.count as f64;
-        self.sum += v;
+        NumericAggregate::Sum.add(&mut self.sum, &v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
     }
 
     /// Folds another accumulator into this one.
     pub fn merge(&mut self, other: &NumericStats) {
-        if other.count > 0 {
-            let total = (self.count + other.count) as f64;
-            self.mean += (other.mean - self.mean) * (other.count as f64 / total);
-        }
-        self.count += other.count;
-        self.sum += other.sum;
+        NumericAggregate::Sum.merge(&mut self.sum, other.sum);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
+    }
+
+    /// Number of values.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.sum.count()
     }
 }
 
@@ -207,6 +400,10 @@ impl NumericStats {
 /// mean of no elements); count and sum of an empty window are 0. A window normally holds at least
 /// one element; empty windows are emitted only after an evictor removed everything.
 ///
+/// Sums and means are exact over integers and do not overflow in between (see [`NumericAcc`]);
+/// Flink's built-in `sum` on a `Double` field overflows to `inf` (and `NaN`) where ours stays
+/// finite, a deliberate difference.
+///
 /// # Examples
 /// ```
 /// use window_core::{AggregateFunction, NumericAggregate};
@@ -214,6 +411,9 @@ impl NumericStats {
 /// let mut acc = mean.create_accumulator();
 /// for v in [1.0, 2.0, 6.0] { mean.add(&mut acc, &v); }
 /// assert_eq!(mean.get_result(&acc), Some(3.0));
+/// let mut big = mean.create_accumulator();
+/// for v in [1e308, 1e308, -1e308] { mean.add(&mut big, &v); }
+/// assert_eq!(mean.get_result(&big), Some(1e308 / 3.0));
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -231,42 +431,40 @@ pub enum NumericAggregate {
 }
 
 impl NumericAggregate {
-    /// The aggregate of an accumulator, as [`AggregateFunction::get_result`] gives it.
+    /// The aggregate of full statistics: what [`AggregateFunction::get_result`] gives on the
+    /// accumulator of the same values.
     #[must_use]
     pub fn of(self, s: &NumericStats) -> Option<f64> {
         match self {
-            NumericAggregate::Count => Some(s.count as f64),
-            NumericAggregate::Sum => Some(s.sum),
-            _ if s.count == 0 => None,
-            NumericAggregate::Min => Some(s.min),
-            NumericAggregate::Max => Some(s.max),
-            // The running mean; the exact sum / count when that is finite and available.
-            NumericAggregate::Mean if s.sum.is_finite() => Some(s.sum / s.count as f64),
-            NumericAggregate::Mean => Some(s.mean),
+            NumericAggregate::Min if s.count() > 0 => Some(s.min),
+            NumericAggregate::Max if s.count() > 0 => Some(s.max),
+            NumericAggregate::Min | NumericAggregate::Max => None,
+            _ => self.get_result(&s.sum),
         }
     }
-}
 
-/// The accumulator of [`NumericAggregate`]: the element count and one running value whose
-/// meaning depends on the aggregate. 24 bytes, where [`NumericStats`] takes 40.
-///
-/// | aggregate | `value` | `mean` |
-/// |---|---|---|
-/// | count | unused (0) | unused |
-/// | sum | sum of the values | unused |
-/// | min / max | smallest / largest value (`f64::min`/`max`: NaN values are skipped), 0 while empty | unused |
-/// | mean | sum of the values | running mean, finite where the sum overflows |
-///
-/// Accumulators are only meaningful to the [`NumericAggregate`] that made them.
-#[derive(Clone, Copy, PartialEq, Debug, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct NumericAcc {
-    /// Number of elements.
-    pub count: u64,
-    /// The running value (see the table).
-    pub value: f64,
-    /// The running mean (mean only; see the table).
-    pub mean: f64,
+    /// The result as an exact integer, where it is one: the count; the sum while it is exact
+    /// ([`NumericAcc::exact_sum`]); min and max when integral and in the `i64` range; the mean
+    /// when the exact sum divides by the count. `None` otherwise (then print
+    /// [`AggregateFunction::get_result`]'s `f64`). An `f64` result holds an integer exactly only
+    /// below 2^53: this is the result for an output that prints integers beyond.
+    #[must_use]
+    pub fn integer_result(self, acc: &NumericAcc) -> Option<i64> {
+        let count = acc.count();
+        match self {
+            NumericAggregate::Count => i64::try_from(count).ok(),
+            NumericAggregate::Sum => acc.exact_sum(),
+            _ if count == 0 => None,
+            NumericAggregate::Min | NumericAggregate::Max => {
+                let i = acc.value as i64;
+                (i as f64 == acc.value && i != i64::MAX).then_some(i)
+            }
+            NumericAggregate::Mean => {
+                let n = i64::try_from(count).ok()?;
+                acc.exact_sum().filter(|s| s % n == 0).map(|s| s / n)
+            }
+        }
+    }
 }
 
 impl AggregateFunction<f64> for NumericAggregate {
@@ -282,194 +480,50 @@ impl AggregateFunction<f64> for NumericAggregate {
         let v = *value;
         match self {
             NumericAggregate::Count => {}
-            NumericAggregate::Sum => acc.value += v,
+            NumericAggregate::Sum | NumericAggregate::Mean => acc.add_to_sum(v),
             // min/max of +-inf and v, as NumericStats, so NaN behaves the same in both.
             NumericAggregate::Min if acc.count == 0 => acc.value = f64::INFINITY.min(v),
             NumericAggregate::Min => acc.value = acc.value.min(v),
             NumericAggregate::Max if acc.count == 0 => acc.value = f64::NEG_INFINITY.max(v),
             NumericAggregate::Max => acc.value = acc.value.max(v),
-            NumericAggregate::Mean => {
-                acc.value += v;
-                acc.mean += (v - acc.mean) / (acc.count + 1) as f64;
-            }
         }
         acc.count += 1;
     }
 
     #[inline]
     fn merge(&self, acc: &mut NumericAcc, other: NumericAcc) {
-        if other.count == 0 {
+        if other.count() == 0 {
             return;
         }
-        if acc.count == 0 {
+        if acc.count() == 0 {
             *acc = other;
             return;
         }
         match self {
-            NumericAggregate::Count => {}
-            NumericAggregate::Sum => acc.value += other.value,
-            NumericAggregate::Min => acc.value = acc.value.min(other.value),
-            NumericAggregate::Max => acc.value = acc.value.max(other.value),
-            NumericAggregate::Mean => {
-                acc.value += other.value;
-                let total = (acc.count + other.count) as f64;
-                acc.mean += (other.mean - acc.mean) * (other.count as f64 / total);
+            NumericAggregate::Count => acc.count += other.count(),
+            NumericAggregate::Sum | NumericAggregate::Mean => acc.merge_sum(&other),
+            NumericAggregate::Min => {
+                acc.value = acc.value.min(other.value);
+                acc.count += other.count();
+            }
+            NumericAggregate::Max => {
+                acc.value = acc.value.max(other.value);
+                acc.count += other.count();
             }
         }
-        acc.count += other.count;
     }
 
     #[inline]
     fn get_result(&self, acc: &NumericAcc) -> Option<f64> {
         match self {
-            NumericAggregate::Count => Some(acc.count as f64),
-            NumericAggregate::Sum => Some(acc.value),
-            _ if acc.count == 0 => None,
+            NumericAggregate::Count => Some(acc.count() as f64),
+            NumericAggregate::Sum => Some(acc.sum()),
+            _ if acc.count() == 0 => None,
             NumericAggregate::Min | NumericAggregate::Max => Some(acc.value),
-            // The exact sum / count when the sum is finite, else the running mean.
-            NumericAggregate::Mean if acc.value.is_finite() => Some(acc.value / acc.count as f64),
-            NumericAggregate::Mean => Some(acc.mean),
+            NumericAggregate::Mean => Some(acc.mean()),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numeric_aggregates_over_values_and_merges() {
-        let mut a = NumericStats::default();
-        for v in [4.0, -2.0, 10.0] {
-            a.add(v);
-        }
-        let mut b = NumericStats::default();
-        b.add(7.0);
-        a.merge(&b);
-        assert_eq!(NumericAggregate::Count.of(&a), Some(4.0));
-        assert_eq!(NumericAggregate::Sum.of(&a), Some(19.0));
-        assert_eq!(NumericAggregate::Min.of(&a), Some(-2.0));
-        assert_eq!(NumericAggregate::Max.of(&a), Some(10.0));
-        assert_eq!(NumericAggregate::Mean.of(&a), Some(4.75));
-        let mut huge = NumericStats::default();
-        huge.add(1e308);
-        huge.add(1e308);
-        assert_eq!(
-            NumericAggregate::Mean.of(&huge),
-            Some(1e308),
-            "no overflow in the mean"
-        );
-        let empty = NumericStats::default();
-        assert_eq!(NumericAggregate::Min.of(&empty), None);
-        assert_eq!(NumericAggregate::Count.of(&empty), Some(0.0));
-    }
-
-    #[test]
-    fn lean_accumulator_gives_the_numeric_stats_results() {
-        // NumericAcc keeps less than NumericStats; every aggregate must still give what
-        // `NumericAggregate::of` gives on the full statistics, over adds and merges in any split.
-        let all = [
-            NumericAggregate::Count,
-            NumericAggregate::Sum,
-            NumericAggregate::Min,
-            NumericAggregate::Max,
-            NumericAggregate::Mean,
-        ];
-        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for case in 0..500 {
-            let n = (next() % 12) as usize;
-            let values: Vec<f64> = (0..n)
-                .map(|_| match next() % 10 {
-                    0 if case % 7 == 0 => 1e308,
-                    1 if case % 11 == 0 => f64::NAN,
-                    _ => (next() % 2001) as f64 - 1000.0,
-                })
-                .collect();
-            let cut = if n == 0 {
-                0
-            } else {
-                (next() as usize) % (n + 1)
-            };
-            // The same split on the full statistics: the same float operations in the same order.
-            let (mut stats, mut right_stats) = (NumericStats::default(), NumericStats::default());
-            values[..cut].iter().for_each(|v| stats.add(*v));
-            values[cut..].iter().for_each(|v| right_stats.add(*v));
-            stats.merge(&right_stats);
-            for agg in all {
-                let (mut left, mut right) = (agg.create_accumulator(), agg.create_accumulator());
-                values[..cut].iter().for_each(|v| agg.add(&mut left, v));
-                values[cut..].iter().for_each(|v| agg.add(&mut right, v));
-                agg.merge(&mut left, right);
-                let (got, want) = (agg.get_result(&left), agg.of(&stats));
-                let same = match (got, want) {
-                    (Some(g), Some(w)) => g == w || (g.is_nan() && w.is_nan()),
-                    (g, w) => g == w,
-                };
-                assert!(
-                    same,
-                    "{agg:?} of {values:?} split at {cut}: {got:?}, want {want:?}"
-                );
-                // And from the values directly, not through either accumulator (skipping NaN
-                // inputs, where min and max follow f64::min/max and sums are NaN).
-                if values.iter().any(|v| v.is_nan()) {
-                    continue;
-                }
-                let sum = values[..cut].iter().sum::<f64>() + values[cut..].iter().sum::<f64>();
-                let direct = match agg {
-                    NumericAggregate::Count => Some(n as f64),
-                    NumericAggregate::Sum => Some(sum),
-                    _ if n == 0 => None,
-                    NumericAggregate::Min => values.iter().copied().reduce(f64::min),
-                    NumericAggregate::Max => values.iter().copied().reduce(f64::max),
-                    NumericAggregate::Mean if sum.is_finite() => Some(sum / n as f64),
-                    // An overflowing sum: the mean of the values, each divided first.
-                    NumericAggregate::Mean => {
-                        let mean: f64 = values.iter().map(|v| v / n as f64).sum();
-                        let g = got.expect("mean of a non-empty window");
-                        assert!(
-                            (g - mean).abs() <= mean.abs() * 1e-12,
-                            "{values:?}: {g} vs {mean}"
-                        );
-                        continue;
-                    }
-                };
-                assert_eq!(got, direct, "{agg:?} of {values:?} split at {cut}");
-            }
-        }
-        let mean = NumericAggregate::Mean;
-        let mut acc = mean.create_accumulator();
-        mean.add(&mut acc, &1e308);
-        mean.add(&mut acc, &1e308);
-        assert_eq!(
-            mean.get_result(&acc),
-            Some(1e308),
-            "no overflow in the mean"
-        );
-        assert_eq!(
-            NumericAggregate::Max.get_result(&NumericAcc::default()),
-            None
-        );
-        assert_eq!(
-            NumericAggregate::Sum.get_result(&NumericAcc::default()),
-            Some(0.0)
-        );
-    }
-
-    #[test]
-    fn reduce_aggregate_merges_partials() {
-        let sum = ReduceAggregate::new(|a: i64, b: &i64| a + b);
-        let mut x = sum.create_accumulator();
-        sum.add(&mut x, &2);
-        let mut y = sum.create_accumulator();
-        sum.add(&mut y, &5);
-        sum.merge(&mut x, y);
-        sum.merge(&mut x, None);
-        assert_eq!(sum.get_result(&x), Some(7));
-    }
-}
+mod tests;

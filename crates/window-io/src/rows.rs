@@ -5,7 +5,8 @@
 //!
 //! The number format is the one of [`crate::format_number`]: an integral value below 2^53 as an
 //! integer (`6`, not `6.0`), any other value as its shortest round-trip decimal, with an
-//! exponent at or above 1e16 and below 1e-6.
+//! exponent at or above 1e16 and below 1e-6; `NaN`, `inf` and `-inf` (in JSON as strings,
+//! `"NaN"`, `"inf"`, `"-inf"`, as JSON has no such numbers and `null` is an undefined result).
 
 use std::io::{self, Write};
 
@@ -182,9 +183,15 @@ impl<W: Write> RowWriter<W> {
                             buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
                         }
                         Cell::Bool(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
-                        // JSON has no NaN or infinity.
                         Cell::Num(v) if v.is_finite() => push_number(buf, v),
-                        Cell::Num(_) | Cell::Null => buf.extend_from_slice(b"null"),
+                        // JSON has no NaN or infinity, and `null` is an undefined result (the
+                        // mean of an empty window): the strings "NaN", "inf" and "-inf".
+                        Cell::Num(v) => {
+                            buf.push(b'"');
+                            push_number(buf, v);
+                            buf.push(b'"');
+                        }
+                        Cell::Null => buf.extend_from_slice(b"null"),
                     }
                 }
                 buf.extend_from_slice(b"}\n");

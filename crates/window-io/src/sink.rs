@@ -123,7 +123,9 @@ pub struct ResultRecord<'a> {
     /// Window end in milliseconds (exclusive); `None` for the global window.
     pub window_end: Option<i64>,
     /// The aggregate; `None` (e.g. the average of nothing) prints as an empty
-    /// CSV field or JSON `null`.
+    /// CSV field or JSON `null`. NaN and infinities print as `NaN`, `inf` and
+    /// `-inf`, in JSON as the strings `"NaN"`, `"inf"` and `"-inf"` (JSON has
+    /// no such numbers, and `null` would read as an undefined result).
     pub result: Option<f64>,
 }
 
@@ -475,20 +477,69 @@ mod tests {
         assert_eq!(format_number(f64::INFINITY), "inf");
     }
 
+    /// Issue #16, item 6: NaN and infinities were written as JSON `null`, which reads as an
+    /// empty window's result; they are strings now, in both JSON result paths, and CSV writes
+    /// them bare.
     #[test]
-    fn non_finite_is_json_null() {
+    fn non_finite_results_are_distinct_from_undefined_ones() {
+        let results = [
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            Some(f64::NEG_INFINITY),
+            None,
+        ];
         let mut w = ResultWriter::new(Vec::new(), OutputFormat::Jsonl);
-        w.write_result(&ResultRecord {
-            key: "k",
-            window_start: None,
-            window_end: None,
-            result: Some(f64::NAN),
-        })
-        .unwrap();
+        for result in results {
+            w.write_result(&ResultRecord {
+                key: "k",
+                window_start: None,
+                window_end: None,
+                result,
+            })
+            .unwrap();
+        }
         let out = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        let row = |r: &str| {
+            format!("{{\"key\":\"k\",\"window_start\":null,\"window_end\":null,\"result\":{r}}}\n")
+        };
+        let want: String = ["\"NaN\"", "\"inf\"", "\"-inf\"", "null"]
+            .iter()
+            .map(|r| row(r))
+            .collect();
+        assert_eq!(out, want);
+        // Every line is JSON, and the results read back apart.
+        let read: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["result"].clone())
+            .collect();
         assert_eq!(
-            out,
-            "{\"key\":\"k\",\"window_start\":null,\"window_end\":null,\"result\":null}\n"
+            read,
+            [
+                serde_json::json!("NaN"),
+                serde_json::json!("inf"),
+                serde_json::json!("-inf"),
+                serde_json::Value::Null
+            ]
+        );
+        // The interned-key path writes the same.
+        let dictionary = crate::keys::KeyDictionary::shared();
+        let id = dictionary.intern("k");
+        let mut keys = KeyTexts::new(dictionary);
+        let mut w = ResultWriter::new(Vec::new(), OutputFormat::Jsonl);
+        for result in results {
+            w.write_interned(&mut keys, id, None, result, false)
+                .unwrap();
+        }
+        assert_eq!(String::from_utf8(w.into_inner().unwrap()).unwrap(), want);
+        // CSV: bare, and an undefined result is an empty field.
+        let mut w = ResultWriter::new(Vec::new(), OutputFormat::Csv);
+        for result in results {
+            w.write_interned(&mut keys, id, Some((0, 10)), result, false)
+                .unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(w.into_inner().unwrap()).unwrap(),
+            "key,window_start,window_end,result\nk,0,10,NaN\nk,0,10,inf\nk,0,10,-inf\nk,0,10,\n"
         );
     }
 }

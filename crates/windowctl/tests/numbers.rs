@@ -1,0 +1,123 @@
+//! Issue 16, item 6, end to end: sums and means that overflow only in between, integer sums
+//! beyond 2^53, and NaN/infinite results in JSON, through every sliding-window strategy.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("windowctl-num-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// In time order, so that no strategy drops anything as late.
+const INPUT: &str = "event_time_ms,key,value
+1,a,1e308
+1,b,1.7e308
+1,c,9007199254740992
+2,a,1e308
+2,b,1.7e308
+2,c,1
+3,a,-1e308
+3,b,-1.7e308
+3,c,1
+4,b,-1.7e308
+12,a,0.5
+12,c,-9007199254740992
+12,d,1e308
+13,d,1e308
+";
+
+/// The rows of a run, sorted, without the header and the key-window strategies' `empty`
+/// results (which have no `result`), and without their `empty` column.
+fn rows(dir: &PathBuf, agg: &str, strategy: &str, output: &str) -> Vec<String> {
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .current_dir(dir)
+        .args(["run", "--no-progress", "--input", "in.csv"])
+        .args(["--window", "sliding:20ms:10ms", "--strategy", strategy])
+        .args(["--agg", agg, "--output", output])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = fs::read_to_string(dir.join(output)).expect("output");
+    let mut rows: Vec<String> = text
+        .lines()
+        .filter(|l| {
+            !l.starts_with("key,") && !l.ends_with(",true") && !l.contains("\"empty\":true")
+        })
+        .map(|l| l.trim_end_matches(",false").replace(",\"empty\":false", ""))
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn sums_and_means_are_exact_and_do_not_overflow_in_between_in_every_strategy() {
+    let dir = scratch("agg");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    // The plain f64 sums gave: a 1e308 then inf / -inf means; b NaN; c 9007199254740992 and 0.
+    let sum = [
+        "a,-10,10,1e308",
+        "a,0,20,1e308",
+        "a,10,30,0.5",
+        "b,-10,10,0",
+        "b,0,20,0",
+        "c,-10,10,9007199254740994",
+        "c,0,20,2",
+        "c,10,30,-9007199254740992",
+        "d,0,20,inf",
+        "d,10,30,inf",
+    ];
+    let mean = [
+        "a,-10,10,3.333333333333333e307",
+        "a,0,20,2.5e307",
+        "a,10,30,0.5",
+        "b,-10,10,0",
+        "b,0,20,0",
+        "c,-10,10,3002399751580331.5",
+        "c,0,20,0.5",
+        "c,10,30,-9007199254740992",
+        "d,0,20,1e308",
+        "d,10,30,1e308",
+    ];
+    for strategy in ["native", "keywindow", "sliced", "sliced:changes"] {
+        let changes = |want: &[&str]| -> Vec<String> {
+            // Key windows and changes emit a key's result only where it changed: b's and d's
+            // second windows repeat their first.
+            let repeats = ["b,0,20,0", "d,10,30,inf", "d,10,30,1e308"];
+            want.iter()
+                .filter(|r| strategy == "native" || strategy == "sliced" || !repeats.contains(r))
+                .map(|r| (*r).to_owned())
+                .collect()
+        };
+        assert_eq!(
+            rows(&dir, "sum", strategy, "sum.csv"),
+            changes(&sum),
+            "{strategy}"
+        );
+        assert_eq!(
+            rows(&dir, "mean", strategy, "mean.csv"),
+            changes(&mean),
+            "{strategy}"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn infinite_results_are_json_strings_not_null() {
+    let dir = scratch("json");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    let rows = rows(&dir, "sum", "native", "sum.jsonl");
+    let d: Vec<&String> = rows.iter().filter(|r| r.contains("\"d\"")).collect();
+    assert_eq!(
+        d,
+        [
+            "{\"key\":\"d\",\"window_start\":0,\"window_end\":20,\"result\":\"inf\"}",
+            "{\"key\":\"d\",\"window_start\":10,\"window_end\":30,\"result\":\"inf\"}",
+        ]
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
