@@ -121,6 +121,9 @@ impl std::error::Error for Stopped {}
 /// input line (with `--on-error fail`), an element the job refuses, a write that fails, a
 /// checkpoint that cannot be used or written; [`Stopped`] after SIGINT or SIGTERM.
 pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
+    // First of all: a signal that comes while the job is planned, opened or restored stops it
+    // at its first batch boundary too, instead of killing it there.
+    let stop = StopSignals::register()?;
     let (plan, op) = plan(args, given).map_err(usage_unless_missing_data)?;
     if args.checkpoint_dir.is_none() && given.contains("checkpoint_interval") {
         return Err(Usage::from(anyhow!(
@@ -175,7 +178,6 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         // appended to, so its length at the start is what to cut back to).
         c.take(&mut rt, &mut sink, &keys, false)?;
     }
-    let stop = StopSignals::register()?;
     let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
         .then(|| make_progress_bar(rt.progress().1));
     let started = Instant::now();

@@ -308,7 +308,14 @@ fn sigterm_stops_at_a_batch_boundary_with_a_checkpoint_and_the_job_resumes() {
     let mut args = job("b", &extra);
     args.extend(["--checkpoint-dir", "ckpt", "--checkpoint-interval", "1h"]);
     let child = command(&dir, &args).spawn().expect("windowctl starts");
-    std::thread::sleep(Duration::from_millis(150));
+    // Once the first checkpoint is written the signal handlers are in place (they are
+    // registered first): a signal sent before could find the process still starting.
+    let first = dir.join("ckpt/checkpoint-0000000001.wcp");
+    let started = Instant::now();
+    while !first.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(30));
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
