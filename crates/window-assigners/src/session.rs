@@ -112,7 +112,15 @@ impl<T> WindowAssigner<T> for SessionWindows<T> {
                 g
             }
         };
-        out.push(TimeWindow::new(t, t.saturating_add(gap)));
+        // A session's end is its last element plus the gap; one that does not fit in i64 would
+        // be an empty window that cannot hold its own element.
+        let Some(end) = t.checked_add(gap) else {
+            return Err(ElementError::TimestampOutOfRange {
+                timestamp: t,
+                size: gap,
+            });
+        };
+        out.push(TimeWindow::new(t, end));
         Ok(())
     }
 
@@ -230,5 +238,25 @@ mod tests {
         );
         s.assign_windows(&3.0, 5, 0, &mut out).unwrap();
         assert_eq!(out, [TimeWindow::new(5, 8)]);
+    }
+
+    /// Issue 16: a session window at i64::MAX came out as `[MAX, MAX)`, empty and without its
+    /// element; it is refused as tumbling and sliding windows are.
+    #[test]
+    fn a_session_past_the_end_of_time_is_refused() {
+        let s = SessionWindows::<f64>::with_gap(3_600_000, TimeDomain::EventTime).expect("a gap");
+        let mut out = Vec::new();
+        let err = s.assign_windows(&1.0, i64::MAX, 0, &mut out).unwrap_err();
+        assert_eq!(
+            err,
+            ElementError::TimestampOutOfRange {
+                timestamp: i64::MAX,
+                size: 3_600_000
+            }
+        );
+        assert!(out.is_empty());
+        s.assign_windows(&1.0, i64::MAX - 3_600_000, 0, &mut out)
+            .expect("the last session that fits");
+        assert_eq!(out, [TimeWindow::new(i64::MAX - 3_600_000, i64::MAX)]);
     }
 }

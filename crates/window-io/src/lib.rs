@@ -49,6 +49,19 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
+        // A file still to be made: the same name in the same folder (`z.csv` and `./z.csv`).
+        _ => to_be_made(a) == to_be_made(b),
+    }
+}
+
+/// A path as a file still to be made is found: its folder canonical, then its name; the path as
+/// given when its folder does not exist either.
+fn to_be_made(path: &Path) -> std::path::PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map_or_else(|_| absolute.clone(), |d| d.join(name)),
+        _ => absolute,
     }
 }

@@ -28,6 +28,8 @@ impl OutputFormat {
     /// mean JSON lines, anything else CSV.
     pub fn from_path(path: impl AsRef<Path>) -> OutputFormat {
         let name = path.as_ref().to_string_lossy().to_ascii_lowercase();
+        // `x.jsonl.gz` is JSON lines, gzip-compressed (as an input of that name is read).
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
         if [".jsonl", ".ndjson", ".json"]
             .iter()
             .any(|ext| name.ends_with(ext))

@@ -165,7 +165,9 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub(crate) late_output: Option<PathBuf>,
 
-    /// Write results to this file instead of stdout.
+    /// Write results to this file instead of stdout: JSON lines for a name ending in .jsonl,
+    /// .ndjson or .json, else CSV (see --output-format); gzip-compressed when the name also
+    /// ends in .gz (results.csv.gz).
     #[arg(long, value_name = "PATH")]
     pub(crate) output: Option<String>,
 

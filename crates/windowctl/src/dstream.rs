@@ -58,8 +58,7 @@ use engine::dstream::{
 };
 
 use engine::io::{
-    create_output, find_bundled_data, open_source, same_file, EventReader, InputFormat, InputSpec,
-    OutputFormat,
+    find_bundled_data, open_source, same_file, EventReader, InputFormat, InputSpec, OutputFormat,
 };
 use engine::job::duration::parse_duration;
 
@@ -303,7 +302,13 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
     });
     let reader = open_source(&spec, format, args.input_args.field_names())?;
     let target = args.output.as_deref().unwrap_or("-");
-    let open = || Ok(std::io::BufWriter::new(create_output(target)?));
+    // A `.gz` name is written gzip-compressed, as `windowctl run` writes it (the trailer is
+    // written when the output is dropped at the end of the job).
+    let open = || {
+        Ok(std::io::BufWriter::new(crate::output::create_maybe_gzip(
+            target,
+        )?))
+    };
     let started = Instant::now();
     let summary = run_on(reader, plan, open, || SystemClock.now_ms())?;
     let secs = started.elapsed().as_secs_f64();

@@ -30,8 +30,8 @@ mod ahead;
 mod gzip;
 
 use ahead::SyncAhead;
-pub(crate) use gzip::is_gzip_name;
-use gzip::{create_maybe_gzip, stdout_was_closed, Out, Plain};
+pub(crate) use gzip::{create_maybe_gzip, is_gzip_name};
+use gzip::{stdout_was_closed, Out, Plain};
 
 /// One row as the operator's thread hands it over: what the writers need, no text.
 #[derive(Clone, Copy, Debug)]
@@ -227,12 +227,14 @@ impl Writers {
                 }
             }
         }
+        // Counted before finishing, which hands the writers' outputs over.
+        let written = self.results.records_written();
         if !failed {
             if let Err(e) = self.finish() {
                 fail(&mut failed, e);
             }
         }
-        self.results.records_written()
+        written
     }
 
     /// Flushes both writers and finishes what is under them (a gzip stream's trailer).

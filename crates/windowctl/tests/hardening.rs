@@ -268,3 +268,94 @@ fn ineffective_lateness_and_many_late_elements_are_reported() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_summary_counts_the_results_written() {
+    let dir = scratch("count");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+            "--output",
+            "o.csv",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("windows fired: 2 (2 results written)"),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_outputs_naming_one_new_file_are_refused() {
+    let dir = scratch("samenew");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+            "--output",
+            "z.csv",
+        ])
+        .args(["--late-output", "./z.csv"])
+        .output()
+        .expect("runs");
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is also given to --output"));
+    assert!(!dir.join("z.csv").exists(), "nothing written");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gz_outputs_keep_their_format_in_run_and_dstream() {
+    let dir = scratch("gzformat");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    let o = windowctl(&dir)
+        .args([
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+            "--output",
+            "o.jsonl.gz",
+        ])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = windowctl(&dir)
+        .args(["--input", "o.jsonl.gz", "--time-field", "window_start"])
+        .args(["--value-field", "result", "--window", "tumbling:10ms"])
+        .output()
+        .expect("runs");
+    assert!(
+        o.status.success(),
+        "read back as JSON lines: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args([
+            "dstream",
+            "--input",
+            "in.csv",
+            "--batch-interval",
+            "10ms",
+            "--window",
+            "10ms",
+        ])
+        .args(["--output", "d.csv.gz"])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = fs::read(dir.join("d.csv.gz")).expect("dstream output");
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "dstream writes gzip too");
+    let _ = fs::remove_dir_all(&dir);
+}
