@@ -449,12 +449,13 @@ pub(crate) struct Checkpoints {
 }
 
 impl Checkpoints {
-    /// The checkpoints of `dir` for the job of `plan`, every `interval`.
+    /// Whether the job of `plan` can be checkpointed (inputs that can be replayed, outputs
+    /// that can be cut back) and its interval: the checks that make a usage error (exit 2).
     ///
     /// # Errors
-    /// An input that cannot be replayed (stdin, a socket); an interval that does not parse or
-    /// is 0; a directory that cannot be used (see [`Checkpointer::open`]).
-    fn open(plan: &Plan, dir: &Path, interval: &str) -> Result<Self> {
+    /// An input that cannot be replayed (stdin, a socket); an output that is gzip or not a
+    /// regular file; an interval that does not parse or is 0.
+    fn usable(plan: &Plan, interval: &str) -> Result<Duration> {
         if let Some((spec, _)) = plan
             .inputs
             .iter()
@@ -505,8 +506,17 @@ impl Checkpoints {
         if ms <= 0 {
             bail!("--checkpoint-interval: must be more than 0, got {interval:?}");
         }
+        Ok(Duration::from_millis(ms.unsigned_abs()))
+    }
+
+    /// The checkpoints of `dir` for the job of `plan`, every `interval`.
+    ///
+    /// # Errors
+    /// [`Usage`] for what [`Checkpoints::usable`] refuses; a directory that cannot be used (see
+    /// [`Checkpointer::open`]).
+    fn open(plan: &Plan, dir: &Path, interval: &str) -> Result<Self> {
+        let interval = Self::usable(plan, interval).map_err(Usage::from)?;
         let identity = JobIdentity::of(plan)?;
-        let interval = Duration::from_millis(ms.unsigned_abs());
         let (checkpointer, resume) = Checkpointer::open(dir, interval, &identity)?;
         Ok(Self {
             checkpointer,

@@ -209,6 +209,24 @@ fn usage_errors_exit_2_like_parser_errors() {
         vec!["--input", "in.csv", "--window", "tumbling:0s"],
         vec!["--input", "in.csv", "--no-such-flag"],
         vec!["--input", "in.csv", "--checkpoint-interval", "1s"],
+        vec![
+            "--input",
+            "in.csv",
+            "--output",
+            "o.csv",
+            "--checkpoint-dir",
+            "ck",
+            "--checkpoint-interval",
+            "0s",
+        ],
+        vec![
+            "--input",
+            "-",
+            "--output",
+            "o.csv",
+            "--checkpoint-dir",
+            "ck",
+        ],
     ] {
         let o = windowctl(&dir).args(&args).output().expect("runs");
         assert_eq!(o.status.code(), Some(2), "{args:?}");
