@@ -3,8 +3,8 @@
 //! stops a job at a row boundary with the summary.
 
 use std::fs;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 fn scratch(name: &str) -> PathBuf {
@@ -16,7 +16,20 @@ fn scratch(name: &str) -> PathBuf {
 
 const INPUT: &str = "event_time_ms,key,value\n1,a,1\n2,b,2\n";
 
-fn windowctl(dir: &PathBuf) -> Command {
+/// `windowctl run ARGS --no-progress` in `dir`, to its end.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    windowctl(dir)
+        .args(args)
+        .output()
+        .expect("windowctl starts")
+}
+
+/// The standard error, as text.
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn windowctl(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
     c.arg("run").arg("--no-progress").current_dir(dir);
     c
@@ -27,19 +40,19 @@ fn an_output_hard_linked_to_the_input_is_refused_and_the_input_kept() {
     let dir = scratch("link");
     fs::write(dir.join("in.csv"), INPUT).expect("input");
     fs::hard_link(dir.join("in.csv"), dir.join("link.csv")).expect("hard link");
-    let o = windowctl(&dir)
-        .args([
+    let o = run_in(
+        &dir,
+        &[
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
             "--output",
             "link.csv",
-        ])
-        .output()
-        .expect("runs");
+        ],
+    );
     assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("same file as the input in.csv"), "{err}");
     assert_eq!(
         fs::read_to_string(dir.join("in.csv")).expect("input"),
@@ -65,7 +78,7 @@ fn an_output_that_standard_input_is_read_from_is_refused_and_kept() {
         .output()
         .expect("runs");
     assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(
         err.contains("standard input (--input -) is read from that file"),
         "{err}"
@@ -102,7 +115,7 @@ fn sigint_stops_a_job_at_a_row_boundary_with_the_summary() {
         .expect("kill runs");
     assert!(sent.success());
     let o = child.wait_with_output().expect("ends");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     if o.status.code() == Some(130) {
         assert!(
             err.contains("stopped by SIGINT at a batch boundary"),
@@ -123,55 +136,60 @@ fn sigint_stops_a_job_at_a_row_boundary_with_the_summary() {
 fn a_gz_output_is_gzip_that_windowctl_reads_back() {
     let dir = scratch("gz");
     fs::write(dir.join("in.csv"), INPUT).expect("input");
-    let o = windowctl(&dir)
-        .args([
+    let o = run_in(
+        &dir,
+        &[
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
             "--agg",
             "sum",
-        ])
-        .args(["--output", "o.csv.gz"])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            "--output",
+            "o.csv.gz",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     let bytes = fs::read(dir.join("o.csv.gz")).expect("output");
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
     // Read back: the results are the input of a second job.
-    let o = windowctl(&dir)
-        .args(["--input", "o.csv.gz", "--time-field", "window_start"])
-        .args([
+    let o = run_in(
+        &dir,
+        &[
+            "--input",
+            "o.csv.gz",
+            "--time-field",
+            "window_start",
             "--value-field",
             "result",
             "--window",
             "tumbling:10ms",
             "--agg",
             "sum",
-        ])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
         out,
         "key,window_start,window_end,result\na,0,10,1\nb,0,10,2\n"
     );
     // A gzip output cannot be cut back to a checkpoint.
-    let o = windowctl(&dir)
-        .args([
+    let o = run_in(
+        &dir,
+        &[
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
             "--output",
             "c.csv.gz",
-        ])
-        .args(["--checkpoint-dir", "ck"])
-        .output()
-        .expect("runs");
+            "--checkpoint-dir",
+            "ck",
+        ],
+    );
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("a gzip stream cannot be cut back"));
+    assert!(stderr(&o).contains("a gzip stream cannot be cut back"));
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -189,7 +207,7 @@ fn a_closed_stdout_fails_the_job_instead_of_losing_the_results() {
         .output()
         .expect("sh runs");
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("standard output is closed"));
+    assert!(stderr(&o).contains("standard output is closed"));
     // Redirected to /dev/null by the shell (write-only), the job runs.
     let script = script.replace(">&-", ">/dev/null");
     let o = Command::new("sh")
@@ -197,7 +215,7 @@ fn a_closed_stdout_fails_the_job_instead_of_losing_the_results() {
         .current_dir(&dir)
         .output()
         .expect("sh runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -228,15 +246,12 @@ fn usage_errors_exit_2_like_parser_errors() {
             "ck",
         ],
     ] {
-        let o = windowctl(&dir).args(&args).output().expect("runs");
+        let o = run_in(&dir, &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
     // A job that fails while running (a bad line) exits 1.
     fs::write(dir.join("bad.csv"), "event_time_ms,key,value\nx,a,1\n").expect("input");
-    let o = windowctl(&dir)
-        .args(["--input", "bad.csv", "--window", "tumbling:10ms"])
-        .output()
-        .expect("runs");
+    let o = run_in(&dir, &["--input", "bad.csv", "--window", "tumbling:10ms"]);
     assert_eq!(o.status.code(), Some(1));
     let _ = fs::remove_dir_all(&dir);
 }
@@ -251,18 +266,18 @@ fn ineffective_lateness_and_many_late_elements_are_reported() {
         text.push_str(&format!("{t},k,1\n"));
     }
     fs::write(dir.join("in.csv"), text).expect("input");
-    let o = windowctl(&dir)
-        .args([
+    let o = run_in(
+        &dir,
+        &[
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
             "--output",
             "o.csv",
-        ])
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&o.stderr);
+        ],
+    );
+    let err = stderr(&o);
     assert!(err.contains("10.0 % of the elements were late"), "{err}");
     assert!(err.contains("--out-of-orderness 0 ms"), "{err}");
     for (window, time, why) in [
@@ -273,12 +288,22 @@ fn ineffective_lateness_and_many_late_elements_are_reported() {
             "processing-time windows take no late elements",
         ),
     ] {
-        let o = windowctl(&dir)
-            .args(["--input", "in.csv", "--window", window, "--time", time])
-            .args(["--allowed-lateness", "1s", "--output", "o.csv"])
-            .output()
-            .expect("runs");
-        let err = String::from_utf8_lossy(&o.stderr);
+        let o = run_in(
+            &dir,
+            &[
+                "--input",
+                "in.csv",
+                "--window",
+                window,
+                "--time",
+                time,
+                "--allowed-lateness",
+                "1s",
+                "--output",
+                "o.csv",
+            ],
+        );
+        let err = stderr(&o);
         assert!(
             err.contains("--allowed-lateness has no effect here") && err.contains(why),
             "{err}"
@@ -291,18 +316,18 @@ fn ineffective_lateness_and_many_late_elements_are_reported() {
 fn the_summary_counts_the_results_written() {
     let dir = scratch("count");
     fs::write(dir.join("in.csv"), INPUT).expect("input");
-    let o = windowctl(&dir)
-        .args([
+    let o = run_in(
+        &dir,
+        &[
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
             "--output",
             "o.csv",
-        ])
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&o.stderr);
+        ],
+    );
+    let err = stderr(&o);
     assert!(
         err.contains("windows fired: 2 (2 results written)"),
         "{err}"
@@ -314,20 +339,21 @@ fn the_summary_counts_the_results_written() {
 fn two_outputs_naming_one_new_file_are_refused() {
     let dir = scratch("samenew");
     fs::write(dir.join("in.csv"), INPUT).expect("input");
-    let o = windowctl(&dir)
-        .args([
+    let o = run_in(
+        &dir,
+        &[
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
             "--output",
             "z.csv",
-        ])
-        .args(["--late-output", "./z.csv"])
-        .output()
-        .expect("runs");
+            "--late-output",
+            "./z.csv",
+        ],
+    );
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("is also given to --output"));
+    assert!(stderr(&o).contains("is also given to --output"));
     assert!(!dir.join("z.csv").exists(), "nothing written");
     let _ = fs::remove_dir_all(&dir);
 }
@@ -336,27 +362,35 @@ fn two_outputs_naming_one_new_file_are_refused() {
 fn gz_outputs_keep_their_format_in_run_and_dstream() {
     let dir = scratch("gzformat");
     fs::write(dir.join("in.csv"), INPUT).expect("input");
-    let o = windowctl(&dir)
-        .args([
+    let o = run_in(
+        &dir,
+        &[
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
             "--output",
             "o.jsonl.gz",
-        ])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = windowctl(&dir)
-        .args(["--input", "o.jsonl.gz", "--time-field", "window_start"])
-        .args(["--value-field", "result", "--window", "tumbling:10ms"])
-        .output()
-        .expect("runs");
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_in(
+        &dir,
+        &[
+            "--input",
+            "o.jsonl.gz",
+            "--time-field",
+            "window_start",
+            "--value-field",
+            "result",
+            "--window",
+            "tumbling:10ms",
+        ],
+    );
     assert!(
         o.status.success(),
         "read back as JSON lines: {}",
-        String::from_utf8_lossy(&o.stderr)
+        stderr(&o)
     );
     let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
         .args([
@@ -372,7 +406,7 @@ fn gz_outputs_keep_their_format_in_run_and_dstream() {
         .current_dir(&dir)
         .output()
         .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let bytes = fs::read(dir.join("d.csv.gz")).expect("dstream output");
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "dstream writes gzip too");
     let _ = fs::remove_dir_all(&dir);
