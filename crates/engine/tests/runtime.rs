@@ -147,20 +147,23 @@ fn the_slowest_input_holds_event_time_until_it_ends() {
     // fast's first batch: its watermark is 24, but slow has none: nothing fires.
     assert_eq!(rt.step(&mut out).unwrap(), Step::Batch);
     assert!(out.is_empty(), "{out:?}");
-    // slow's first batch: watermark min(24, 1) = 1.
+    // slow's first batch (its watermark is the lower): watermark min(24, 1) = 1.
     rt.step(&mut out).unwrap();
     assert!(out.is_empty(), "{out:?}");
-    // fast ends at 40: watermark min(39, MAX... not yet ended slow) = min(39, 1) = 1.
+    // The inputs are aligned: slow (1) is read again before fast (24). Its 12 moves the
+    // watermark to min(24, 11) = 11, which fires [0,10) of a and b; its end leaves fast alone
+    // at 24, which fires b's [10,20).
     rt.step(&mut out).unwrap();
-    assert!(out.is_empty(), "{out:?}");
-    // slow's last batch at 12 and its end: every input ended, everything fires.
+    let r = results(&out);
+    assert_eq!(r.len(), 3, "{r:?}");
+    assert_eq!((r[0].1, r[0].3, r[1].1, r[1].3), ((0, 10), 11, (0, 10), 11));
+    assert_eq!((&r[2].0[..], r[2].1, r[2].3), ("b", (10, 20), 24));
+    // fast's last batch at 40 (watermark 39 fires a's [20,30)) and its end: everything fires.
     assert_eq!(rt.step(&mut out).unwrap(), Step::Finished);
     let r = results(&out);
     assert_eq!(r.len(), 5, "{r:?}");
-    // [0,10) of a and b fire as slow's watermark reaches 11, before the end.
-    assert_eq!(r[0].1, (0, 10));
-    assert_eq!(r[0].3, 11);
-    assert!(r[2..].iter().all(|x| x.3 == i64::MAX), "{r:?}");
+    assert_eq!((r[3].1, r[3].3), ((20, 30), 39));
+    assert_eq!((r[4].1, r[4].3), ((40, 50), i64::MAX));
 }
 
 #[test]

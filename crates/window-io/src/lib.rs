@@ -6,6 +6,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod batch;
 mod bundled;
 pub mod error;
 mod json;

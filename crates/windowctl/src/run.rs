@@ -490,14 +490,13 @@ impl Checkpoints {
                 );
             }
         }
-        if plan.inputs.len() > 1
-            || plan.watermark_interval > 0
+        if plan.watermark_interval > 0
             || plan.idle_timeout.is_some()
             || plan.spec.time == engine::assigners::TimeDomain::ProcessingTime
         {
             eprintln!(
-                "windowctl: note: this job's output depends on timing (several inputs, periodic \
-                 watermarks, idleness or processing time), so two runs can differ; a resumed run \
+                "windowctl: note: this job's output depends on timing (periodic watermarks, \
+                 idleness or processing time), so two runs can differ; a resumed run \
                  loses and repeats nothing, but need not match any one uninterrupted run byte for \
                  byte"
             );

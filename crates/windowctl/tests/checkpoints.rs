@@ -102,6 +102,9 @@ fn outputs(dir: &Path, which: &str) -> Vec<Vec<u8>> {
 fn killed_until_done(name: &str, extra: &[&str]) -> u32 {
     let dir = scratch(name);
     write_input(&dir.join("in.csv"), 60_000);
+    if extra.contains(&"in2.csv") {
+        write_input(&dir.join("in2.csv"), 20_000);
+    }
     let started = Instant::now();
     let plain = run(&dir, &job("a", extra));
     assert!(plain.status.success(), "{}", stderr(&plain));
@@ -177,6 +180,24 @@ fn killed_session_job_resumes_to_identical_outputs() {
             "max",
             "--allowed-lateness",
             "30ms",
+        ],
+    );
+    assert!(kills >= 2, "only {kills} kills hit a running job");
+}
+
+#[test]
+fn killed_job_over_two_inputs_resumes_to_identical_outputs() {
+    // Two files are aligned by their watermarks (issue #16, item 8), so that the job's output
+    // depends only on the data, and a resumed run ends as an uninterrupted one.
+    let kills = killed_until_done(
+        "two-inputs",
+        &[
+            "--input",
+            "in2.csv",
+            "--window",
+            "sliding:300ms:100ms",
+            "--agg",
+            "count",
         ],
     );
     assert!(kills >= 2, "only {kills} kills hit a running job");

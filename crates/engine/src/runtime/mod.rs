@@ -12,6 +12,10 @@
 //! a dead letter). At the end of bounded input an event-time job gets the final `i64::MAX`
 //! watermark, which fires every window still open.
 //!
+//! Several bounded inputs in event time are aligned: the next batch is always the one of the
+//! input whose watermark is lowest, so that no input runs ahead and the output depends only on
+//! the data ([`Runtime::step`]).
+//!
 //! The runtime moves events in batches and stops between batches ([`Runtime::step`]): there the
 //! computation, the watermarks and the outputs are consistent with the input read so far, which
 //! is where a checkpoint can be taken. Processing time comes from a [`Clock`]: the system clock,
@@ -21,7 +25,7 @@ mod checkpoint;
 mod source;
 
 pub use checkpoint::{InputSnapshot, RuntimeSnapshot};
-pub use source::{IterSource, Read, ReaderSource, Source, MAX_BATCH};
+pub use window_io::batch::{IterSource, Read, ReaderSource, Source, MAX_BATCH};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -311,8 +315,9 @@ where
         check(out)?;
         let wait = self.wait(now);
         let batch = std::mem::take(&mut self.spare);
+        let want = self.aligned_input();
         let feed = self.feed.as_mut().expect("set above");
-        let step = match feed.next(wait, batch) {
+        let step = match feed.next(wait, batch, want) {
             Next::Batch(d) => {
                 let live = self.inputs[d.input].live;
                 self.deliver(d, out)?;
@@ -326,6 +331,10 @@ where
                 self.advance_watermark(now, out);
                 out.flush().map_err(RuntimeError::Output)?;
                 Step::Idle
+            }
+            Next::Ended(input) => {
+                self.end_input(input);
+                Step::Batch
             }
             Next::Closed => {
                 for i in 0..self.inputs.len() {
@@ -349,6 +358,30 @@ where
             self.computation.process_watermark(Timestamp::MAX, out);
         }
         self.finished = true;
+    }
+
+    /// The input to read next when the inputs are aligned: in event time, with several inputs,
+    /// none of them live and no idle timeout (idleness is measured by the clock: with it, batches
+    /// are taken as they come), the open input whose watermark is lowest (the first of equals). So no
+    /// bounded input runs ahead of the others in event time (as Flink's watermark alignment,
+    /// `withWatermarkAlignment`, with no drift allowed beyond a batch), the state held for
+    /// windows the slowest input still holds back stays small, and the order in which batches
+    /// of different inputs meet the computation depends only on the data: reruns, and resumed
+    /// runs, give the same output. `None`: any input's batch will do.
+    fn aligned_input(&self) -> Option<usize> {
+        let aligned = self.config.time == TimeDomain::EventTime
+            && self.inputs.len() > 1
+            && self.config.idle_timeout.is_none()
+            && !self.inputs.iter().any(|i| i.live);
+        let open = self
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| !i.state.done);
+        aligned
+            .then(|| open.min_by_key(|(_, i)| i.state.generator.current()))
+            .flatten()
+            .map(|(n, _)| n)
     }
 
     /// Whether the clock is needed: processing time, idleness, periodic watermarks, or

@@ -1,160 +1,15 @@
-//! Where a runtime's events come from: the [`Source`] trait, sources over iterators and over
-//! `window-io`'s readers, and the feed that brings their batches to the runtime, pulled inline
-//! or pushed by one reader thread per source.
+//! The feed that brings the sources' batches to the runtime: pulled inline, or pushed by one
+//! reader thread per source.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use window_io::{
-    Event, EventReader, InputError, InputErrorKind, KeyCache, KeyDictionary, KeyId, Progress,
-    ReadPosition,
-};
-
-/// Most events a source hands over at once.
-pub const MAX_BATCH: usize = 1024;
+use window_io::batch::{Read, Source, MAX_BATCH};
+use window_io::{Event, ReadPosition};
 
 /// Capacity, in batches, of the channel the reader threads write to.
 const CHANNEL_BATCHES: usize = 64;
-
-/// How a [`Source::read_batch`] call ended.
-#[derive(Debug)]
-pub enum Read {
-    /// The batch holds what was read; more may follow.
-    More,
-    /// A record after the events of the batch was rejected (hand it to the error policy); more
-    /// may follow, unless the error is fatal.
-    Rejected(InputError),
-    /// The batch holds the last events; the source is exhausted.
-    End,
-    /// Reading failed after the events of the batch; nothing follows. The text names the source
-    /// and the place.
-    Failed(String),
-}
-
-/// A source of events for a [`crate::Runtime`]: a file, a socket, an iterator.
-///
-/// A source is read in batches; a runtime that was started reads each source on a thread of its
-/// own, so a source may block.
-pub trait Source<K, V>: Send {
-    /// The name errors and summaries use (a path, `stdin`, `host:port`).
-    fn name(&self) -> &str;
-
-    /// Appends up to `max` events to `batch` (which the caller clears) and tells how it ended.
-    fn read_batch(&mut self, batch: &mut Vec<Event<K, V>>, max: usize) -> Read;
-
-    /// Whether the source is live (a socket, stdin): its results are flushed after every batch,
-    /// so that they appear as they fire.
-    fn is_live(&self) -> bool {
-        false
-    }
-
-    /// A handle reporting the bytes read, for progress bars; `None` when not known.
-    fn progress(&self) -> Option<Progress> {
-        None
-    }
-
-    /// Where the source stands after the last [`Source::read_batch`]: what a checkpoint
-    /// records so that a restarted run continues there; `None` for a source that cannot tell
-    /// (an iterator).
-    fn read_position(&self) -> Option<ReadPosition> {
-        None
-    }
-}
-
-/// A source over an iterator of events: the fluent API's `from_collection`, and tests.
-#[derive(Debug)]
-pub struct IterSource<I> {
-    name: String,
-    events: I,
-}
-
-impl<I> IterSource<I> {
-    /// The events of `events`, named `name` in messages.
-    pub fn new(name: impl Into<String>, events: I) -> Self {
-        Self {
-            name: name.into(),
-            events,
-        }
-    }
-}
-
-impl<K, V, I> Source<K, V> for IterSource<I>
-where
-    I: Iterator<Item = Event<K, V>> + Send,
-{
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn read_batch(&mut self, batch: &mut Vec<Event<K, V>>, max: usize) -> Read {
-        for _ in 0..max {
-            match self.events.next() {
-                Some(e) => batch.push(e),
-                None => return Read::End,
-            }
-        }
-        Read::More
-    }
-}
-
-/// A source over one of `window-io`'s readers (CSV or JSON lines from a file, stdin or a socket),
-/// its keys interned: each event carries a [`KeyId`] of the job's [`KeyDictionary`] instead of
-/// a `String`, so reading allocates nothing per event (a key's text is stored once, when it is
-/// first met; sinks find it again with a [`window_io::KeyTexts`]).
-#[derive(Debug)]
-pub struct ReaderSource {
-    reader: EventReader,
-    keys: KeyCache,
-    live: bool,
-}
-
-impl ReaderSource {
-    /// Reads `reader`, interning its keys in `dictionary` (shared by every source of a job); a
-    /// `live` source (stdin, a socket) hands over each event as it comes.
-    pub fn new(reader: EventReader, live: bool, dictionary: Arc<KeyDictionary>) -> Self {
-        Self {
-            reader,
-            keys: KeyCache::new(dictionary),
-            live,
-        }
-    }
-}
-
-impl Source<KeyId, f64> for ReaderSource {
-    fn name(&self) -> &str {
-        self.reader.source_name()
-    }
-
-    fn read_batch(&mut self, batch: &mut Vec<Event<KeyId>>, max: usize) -> Read {
-        // A live source must not hold an event back waiting for the next one.
-        let max = if self.live { 1 } else { max };
-        let keys = &mut self.keys;
-        for _ in 0..max {
-            match self.reader.next_keyed(|key| keys.id(&key)) {
-                None => return Read::End,
-                Some(Ok(e)) => batch.push(e),
-                Some(Err(err)) if err.kind == InputErrorKind::Io => {
-                    return Read::Failed(err.to_string())
-                }
-                Some(Err(err)) => return Read::Rejected(err),
-            }
-        }
-        Read::More
-    }
-
-    fn is_live(&self) -> bool {
-        self.live
-    }
-
-    fn progress(&self) -> Option<Progress> {
-        Some(self.reader.progress())
-    }
-
-    fn read_position(&self) -> Option<ReadPosition> {
-        Some(self.reader.read_position())
-    }
-}
 
 /// What the feed brings: a batch of input `input`, and how its read ended.
 pub(crate) struct Delivery<K, V> {
@@ -166,30 +21,36 @@ pub(crate) struct Delivery<K, V> {
 }
 
 /// How batches reach the runtime: pulled from the sources in turn (a runtime that was not
-/// started), or received from one reader thread per source.
+/// started), or received from one reader thread per source, each with a channel of its own.
+///
+/// Either way the runtime may name the input it wants next ([`Feed::next`]): that is how it
+/// aligns bounded inputs by their watermarks, so that the order in which batches of different
+/// inputs meet the computation, and with it the output, depends only on the data.
 pub(crate) enum Feed<K, V> {
     Inline {
         sources: Vec<Option<Box<dyn Source<K, V>>>>,
         next: usize,
     },
     Threaded {
-        rx: Receiver<Delivery<K, V>>,
+        /// Per input, the channel of its reader thread; `None` once it has hung up.
+        inputs: Vec<Option<Receiver<Delivery<K, V>>>>,
         /// Batches handed back for reuse by the reader threads.
         spare: Sender<Vec<Event<K, V>>>,
     },
 }
 
 impl<K: Send + 'static, V: Send + 'static> Feed<K, V> {
-    /// Starts a reader thread per source. A thread that cannot be started reports the failure
-    /// as its source's last read.
+    /// Starts a reader thread per source, each reading ahead up to [`CHANNEL_BATCHES`] batches.
+    /// A thread that cannot be started reports the failure as its source's last read.
     pub(crate) fn start(sources: Vec<Box<dyn Source<K, V>>>) -> Self {
-        let (tx, rx) = crossbeam_channel::bounded(CHANNEL_BATCHES);
         let (spare, spares) = crossbeam_channel::unbounded::<Vec<Event<K, V>>>();
         let spares = Arc::new(spares);
+        let mut inputs = Vec::with_capacity(sources.len());
         for (input, source) in sources.into_iter().enumerate() {
+            let (tx, rx) = crossbeam_channel::bounded(CHANNEL_BATCHES);
+            inputs.push(Some(rx));
             let name = source.name().to_owned();
-            let (tx, spares) = (tx.clone(), Arc::clone(&spares));
-            let fallback = tx.clone();
+            let (fallback, spares) = (tx.clone(), Arc::clone(&spares));
             let spawned = std::thread::Builder::new()
                 .name(format!("source-{input}"))
                 .spawn(move || read_all(input, source, &tx, &spares));
@@ -202,7 +63,7 @@ impl<K: Send + 'static, V: Send + 'static> Feed<K, V> {
                 });
             }
         }
-        Feed::Threaded { rx, spare }
+        Feed::Threaded { inputs, spare }
     }
 }
 
@@ -217,22 +78,23 @@ fn read_all<K, V>(
         let mut events = spares.try_recv().unwrap_or_default();
         events.clear();
         let read = source.read_batch(&mut events, MAX_BATCH);
-        let last = matches!(read, Read::End | Read::Failed(_))
-            || matches!(&read, Read::Rejected(e) if e.is_fatal());
+        let last = is_last(&read);
         let position = source.read_position();
-        if tx
-            .send(Delivery {
-                input,
-                events,
-                read,
-                position,
-            })
-            .is_err()
-            || last
-        {
+        let delivery = Delivery {
+            input,
+            events,
+            read,
+            position,
+        };
+        if tx.send(delivery).is_err() || last {
             return;
         }
     }
+}
+
+/// Whether nothing follows a read that ended so.
+fn is_last(read: &Read) -> bool {
+    matches!(read, Read::End | Read::Failed(_)) || matches!(read, Read::Rejected(e) if e.is_fatal())
 }
 
 /// What [`Feed::next`] found.
@@ -241,20 +103,30 @@ pub(crate) enum Next<K, V> {
     Batch(Delivery<K, V>),
     /// Nothing within the wait.
     Timeout,
-    /// No source is left (a reader thread that died without a last read counts as ended).
+    /// The reader thread of this input hung up without a last read (it died): the input
+    /// counts as ended.
+    Ended(usize),
+    /// No source is left.
     Closed,
 }
 
 impl<K, V> Feed<K, V> {
-    /// The next batch: the next open source's (inline), or whatever arrives within `wait`
+    /// The next batch: input `want`'s when the runtime names one (waiting up to `wait` for it),
+    /// else the next open source's in turn (inline) or whichever arrives first within `wait`
     /// (threaded). `batch` is an emptied batch to reuse.
-    pub(crate) fn next(&mut self, wait: Duration, batch: Vec<Event<K, V>>) -> Next<K, V> {
+    pub(crate) fn next(
+        &mut self,
+        wait: Duration,
+        batch: Vec<Event<K, V>>,
+        want: Option<usize>,
+    ) -> Next<K, V> {
         match self {
             Feed::Inline { sources, next } => {
                 let n = sources.len();
-                let Some(input) = (0..n)
-                    .map(|i| (*next + i) % n)
-                    .find(|&i| sources[i].is_some())
+                let open = |i: usize| sources.get(i).is_some_and(Option::is_some);
+                let Some(input) = want
+                    .filter(|&i| open(i))
+                    .or_else(|| (0..n).map(|i| (*next + i) % n).find(|&i| open(i)))
                 else {
                     return Next::Closed;
                 };
@@ -266,9 +138,7 @@ impl<K, V> Feed<K, V> {
                 };
                 let read = source.read_batch(&mut events, MAX_BATCH);
                 let position = source.read_position();
-                let last = matches!(read, Read::End | Read::Failed(_))
-                    || matches!(&read, Read::Rejected(e) if e.is_fatal());
-                if last {
+                if is_last(&read) {
                     sources[input] = None;
                 }
                 Next::Batch(Delivery {
@@ -278,14 +148,60 @@ impl<K, V> Feed<K, V> {
                     position,
                 })
             }
-            Feed::Threaded { rx, spare } => {
+            Feed::Threaded { inputs, spare } => {
                 let _ = spare.send(batch);
-                match rx.recv_timeout(wait) {
-                    Ok(d) => Next::Batch(d),
-                    Err(RecvTimeoutError::Timeout) => Next::Timeout,
-                    Err(RecvTimeoutError::Disconnected) => Next::Closed,
+                let open = |i: &usize| inputs.get(*i).is_some_and(Option::is_some);
+                let mut open_inputs = (0..inputs.len()).filter(open);
+                // With one input open, it is the one to wait for.
+                let only = match (open_inputs.next(), open_inputs.next()) {
+                    (Some(i), None) => Some(i),
+                    _ => None,
+                };
+                let wanted = want.filter(open).or(only);
+                let (input, got) = match wanted {
+                    Some(i) => (i, inputs[i].as_ref().map(|rx| rx.recv_timeout(wait))),
+                    None => match first_ready(inputs, wait) {
+                        Some((i, got)) => (i, Some(got)),
+                        None if inputs.iter().all(Option::is_none) => return Next::Closed,
+                        None => return Next::Timeout,
+                    },
+                };
+                match got {
+                    Some(Ok(d)) => Next::Batch(d),
+                    Some(Err(RecvTimeoutError::Timeout)) => Next::Timeout,
+                    Some(Err(RecvTimeoutError::Disconnected)) | None => {
+                        inputs[input] = None;
+                        Next::Ended(input)
+                    }
                 }
             }
         }
     }
+}
+
+/// What a channel gave: a batch, or that it hung up.
+type Received<K, V> = Result<Delivery<K, V>, RecvTimeoutError>;
+
+/// Whichever open input's channel has a batch (or hung up) first within `wait`: its index and
+/// what it gave; `None` on a timeout or when none is open.
+fn first_ready<K, V>(
+    inputs: &[Option<Receiver<Delivery<K, V>>>],
+    wait: Duration,
+) -> Option<(usize, Received<K, V>)> {
+    let mut select = crossbeam_channel::Select::new();
+    let mut index = Vec::new();
+    for (i, rx) in inputs.iter().enumerate() {
+        if let Some(rx) = rx {
+            select.recv(rx);
+            index.push(i);
+        }
+    }
+    if index.is_empty() {
+        return None;
+    }
+    let op = select.select_timeout(wait).ok()?;
+    let input = index[op.index()];
+    let rx = inputs[input].as_ref()?;
+    let got = op.recv(rx).map_err(|_| RecvTimeoutError::Disconnected);
+    Some((input, got))
 }
