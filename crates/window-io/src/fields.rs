@@ -10,9 +10,11 @@
 
 use std::borrow::Cow;
 
+use serde_json::Value;
+
 use crate::error::InputErrorKind;
 use crate::keys::push_key_part;
-use crate::source::{FieldNames, FieldUse};
+use crate::source::{CsvHeader, FieldNames, FieldUse};
 
 /// The column of a field that is not read (no key for `windowAll`, an optional value the input
 /// does not have).
@@ -189,6 +191,54 @@ fn assemble(found: Vec<(usize, String)>, uses: FieldUse, count: usize) -> (Colum
     (columns, selection)
 }
 
+/// The columns of a CSV stream read as `mode` says, found at its first line, cut into `cells`:
+/// the columns, the fields as messages name them, and whether the line is the header (a socket's
+/// is told from data by `is_timestamp`, [`is_header`]).
+///
+/// # Errors
+/// As [`from_header`] and [`from_numbers`].
+pub(crate) fn find(
+    names: &FieldNames,
+    uses: FieldUse,
+    mode: CsvHeader,
+    cells: &[&str],
+    is_timestamp: impl Fn(&str) -> bool,
+) -> Result<(Columns, Selection, bool), ColumnError> {
+    let is_header = match mode {
+        CsvHeader::Required => true,
+        CsvHeader::Detect => is_header(names, cells, is_timestamp),
+        CsvHeader::Absent => false,
+    };
+    let (columns, selection) = if is_header {
+        from_header(names, uses, cells)?
+    } else if mode == CsvHeader::Absent || all_numbers(names, uses) {
+        from_numbers(names, uses, cells.len())?
+    } else {
+        in_order(names, uses)
+    };
+    Ok((columns, selection, is_header))
+}
+
+/// A JSON key member's text: a string (not empty) as it is, a number as its text; or what is
+/// wrong, naming the value by `json_text`.
+pub(crate) fn json_key(
+    value: Option<&Value>,
+    json_text: fn(&Value) -> String,
+) -> Result<String, (InputErrorKind, String)> {
+    let missing = |what: &str| (InputErrorKind::MissingField, what.to_owned());
+    match value {
+        None => Err(missing("missing")),
+        Some(Value::Null) => Err(missing("missing (null)")),
+        Some(Value::String(s)) if s.is_empty() => Err(missing("missing (empty)")),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(other) => Err((
+            InputErrorKind::InvalidKey,
+            format!("{} is not a string or a number", json_text(other)),
+        )),
+    }
+}
+
 /// The columns of a CSV stream whose header is `header`: each field by its name in the
 /// header, else by its column number.
 ///
@@ -290,7 +340,7 @@ pub(crate) fn from_numbers(
 }
 
 /// Whether every field a stream reads is named by a column number.
-pub(crate) fn all_numbers(names: &FieldNames, uses: FieldUse) -> bool {
+fn all_numbers(names: &FieldNames, uses: FieldUse) -> bool {
     wanted(names, uses)
         .iter()
         .all(|f| column_number(f.name).is_some())
@@ -299,11 +349,7 @@ pub(crate) fn all_numbers(names: &FieldNames, uses: FieldUse) -> bool {
 /// Whether the first line of a stream that may have a header ([`crate::CsvHeader::Detect`]),
 /// cut into `fields`, is its header: one of its fields is the time field's name, or, for a time
 /// field given as a column number, that column holds no timestamp (`is_timestamp`).
-pub(crate) fn is_header(
-    names: &FieldNames,
-    fields: &[&str],
-    is_timestamp: impl Fn(&str) -> bool,
-) -> bool {
+fn is_header(names: &FieldNames, fields: &[&str], is_timestamp: impl Fn(&str) -> bool) -> bool {
     match column_number(&names.time) {
         Some(Ok(i)) => !fields.get(i).is_some_and(|f| is_timestamp(f)),
         _ => fields.iter().any(|f| f.trim() == names.time),
@@ -312,7 +358,7 @@ pub(crate) fn is_header(
 
 /// The columns of a headerless socket stream whose fields are names: time, the key fields and
 /// the value in that order, and no other column.
-pub(crate) fn in_order(names: &FieldNames, uses: FieldUse) -> (Columns, Selection) {
+fn in_order(names: &FieldNames, uses: FieldUse) -> (Columns, Selection) {
     let keys = names.key_fields().len();
     let mut found = vec![(0, names.time.clone())];
     if uses.key {

@@ -119,8 +119,12 @@ impl Parser {
         };
         match self.format {
             InputFormat::Jsonl if text.trim().is_empty() => Ok(None),
-            // The fast path reads one key field, by its name: not a composite key.
-            InputFormat::Jsonl => match (!self.selection.composite())
+            // The fast path reads one key field, by its name as given: not a composite key.
+            InputFormat::Jsonl => match self
+                .selection
+                .keys
+                .iter()
+                .all(|k| *k == self.fields.key)
                 .then(|| {
                     crate::json::fast_record(
                         text,
@@ -236,23 +240,15 @@ impl Parser {
     /// The columns of the stream, found at its first line, cut into `cells` ([`crate::fields`]);
     /// `None` when that line is the header.
     fn find_columns(&mut self, cells: &[&str], text: &str) -> Result<Option<Columns>, InputError> {
-        let (names, uses) = (&self.fields, self.uses);
-        let is_header = match self.header_mode {
-            CsvHeader::Required => true,
-            CsvHeader::Detect => {
-                fields::is_header(names, cells, |t| parse_timestamp_text(t).is_ok())
-            }
-            CsvHeader::Absent => false,
-        };
-        let found = if is_header {
-            fields::from_header(names, uses, cells)
-        } else if self.header_mode == CsvHeader::Absent || fields::all_numbers(names, uses) {
-            fields::from_numbers(names, uses, cells.len())
-        } else {
-            Ok(fields::in_order(names, uses))
-        };
-        let (columns, selection) =
-            found.map_err(|e| self.error(e.kind, Some(&e.field), e.message, text.as_bytes()))?;
+        let is_timestamp = |t: &str| parse_timestamp_text(t).is_ok();
+        let (columns, selection, is_header) = fields::find(
+            &self.fields,
+            self.uses,
+            self.header_mode,
+            cells,
+            is_timestamp,
+        )
+        .map_err(|e| self.error(e.kind, Some(&e.field), e.message, text.as_bytes()))?;
         self.columns = Some(columns);
         self.selection = selection;
         Ok((!is_header).then_some(columns))
@@ -345,8 +341,8 @@ impl Parser {
 
         let mut key = String::new();
         for (i, name) in self.selection.keys.iter().enumerate() {
-            let part =
-                json_key(object.get(name)).map_err(|(kind, msg)| error(kind, Some(name), msg))?;
+            let part = fields::json_key(object.get(name), json_text)
+                .map_err(|(kind, msg)| error(kind, Some(name), msg))?;
             match self.selection.composite() {
                 true => push_key_part(&mut key, &part, i == 0),
                 false => key = part,
@@ -380,22 +376,6 @@ impl Parser {
             key: Cow::Owned(key),
             value,
         })
-    }
-}
-
-/// A JSON key member's text: a string (not empty) as it is, a number as its text.
-fn json_key(value: Option<&Value>) -> Result<String, (InputErrorKind, String)> {
-    let missing = |what: &str| (InputErrorKind::MissingField, what.to_owned());
-    match value {
-        None => Err(missing("missing")),
-        Some(Value::Null) => Err(missing("missing (null)")),
-        Some(Value::String(s)) if s.is_empty() => Err(missing("missing (empty)")),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Number(n)) => Ok(n.to_string()),
-        Some(other) => Err((
-            InputErrorKind::InvalidKey,
-            format!("{} is not a string or a number", json_text(other)),
-        )),
     }
 }
 

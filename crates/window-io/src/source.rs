@@ -10,7 +10,9 @@
 //! header of the bundled data).
 //!
 //! * **CSV** ([`InputFormat::Csv`]): the first non-blank line is a header, and
-//!   fields are looked up by header name (extra columns are ignored). Quoted
+//!   fields are looked up by header name (extra columns are ignored), or by
+//!   column number from 1 for a number no column is named; without a header
+//!   ([`CsvHeader::Absent`]) every field is a column number. Quoted
 //!   fields (`"a,b"`, `"say ""hi"""`) are handled by the `csv` crate. One
 //!   record is one physical line: a quoted field cannot contain a line break.
 //!   Blank lines are skipped. For a **socket** source the header is optional:
@@ -23,6 +25,9 @@
 //!   numeric string. Blank lines are skipped.
 //!
 //! Empty keys are rejected in both formats, as are `NaN` and infinite values.
+//! Several key fields (`FieldNames::key` = `a,b`) key by the tuple
+//! ([`crate::join_key_parts`]); a job without keys or values reads less
+//! ([`FieldUse`]). `docs/input-fields.md` has the rules.
 //!
 //! # Errors
 //!
