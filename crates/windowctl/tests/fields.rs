@@ -537,3 +537,72 @@ fn a_headerless_job_resumes_from_a_checkpoint() {
     assert!(stderr(&o).contains("is of another job"), "{}", stderr(&o));
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// An element the assigner rejects is reported with its key fields as the line had them.
+#[test]
+fn a_rejected_element_of_a_composite_key_names_its_fields() {
+    let p = write_temp(
+        "composite-gap.csv",
+        "t,carrier,dest,v\n1000,UA,SFO,-5\n2000,UA,SFO,5\n",
+    );
+    let dead = std::env::temp_dir().join(format!("windowctl-gap-dead-{}.csv", std::process::id()));
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--time-field",
+        "t",
+        "--value-field",
+        "v",
+        "--key-field",
+        "carrier,dest",
+        "--window",
+        "session:value",
+        "--agg",
+        "count",
+        "--on-error",
+        "skip",
+        "--dead-letter",
+        dead.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "carrier,dest,window_start,window_end,result\nUA,SFO,2000,2005,1\n"
+    );
+    let text = fs::read_to_string(&dead).unwrap();
+    assert!(
+        text.contains(",2,v,") && text.ends_with(",\"1000,UA,SFO,-5\"\n"),
+        "{text}"
+    );
+    let _ = fs::remove_file(&dead);
+}
+
+/// `windowctl dstream` reads headerless CSV too, and keys by one field.
+#[test]
+fn dstream_reads_without_a_header_and_refuses_a_composite_key() {
+    let p = write_temp("dstream-plain.csv", "1000,a,1\n2000,b,2\n3000,a,4\n");
+    let dstream = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_windowctl"))
+            .args([
+                "dstream",
+                "--input",
+                p.to_str().unwrap(),
+                "--batch-interval",
+                "10s",
+            ])
+            .args(["--window", "10s"])
+            .args(extra)
+            .output()
+            .expect("windowctl starts")
+    };
+    let o = dstream(&["--no-header"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "batch_time,key,result\n10000,a,2\n10000,b,1\n");
+    let o = dstream(&["--no-header", "--key-field", "2,3"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--key-field 2,3: windowctl dstream keys by one field"),
+        "{}",
+        stderr(&o)
+    );
+}
