@@ -14,6 +14,7 @@
 //! and is compared and hashed as such), with the difference that the ids are dense, so a key's
 //! text is found again by index.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -228,6 +229,75 @@ impl KeyTexts {
     }
 }
 
+/// Ends one part of a composite key's text and starts the next (U+001F, the unit separator).
+const PART_SEPARATOR: char = '\u{1f}';
+
+/// Escapes [`PART_SEPARATOR`] and itself inside a part (U+001E, the record separator): followed by
+/// `s` it stands for the separator, by `e` for itself.
+const PART_ESCAPE: char = '\u{1e}';
+
+/// Appends `part` to the text of a composite key: after [`PART_SEPARATOR`] unless it is the
+/// first, with [`PART_SEPARATOR`] and [`PART_ESCAPE`] escaped, so that the parts are found again
+/// whatever they hold.
+pub fn push_key_part(text: &mut String, part: &str, first: bool) {
+    if !first {
+        text.push(PART_SEPARATOR);
+    }
+    if !part.contains([PART_SEPARATOR, PART_ESCAPE]) {
+        text.push_str(part);
+        return;
+    }
+    for c in part.chars() {
+        match c {
+            PART_SEPARATOR => text.extend([PART_ESCAPE, 's']),
+            PART_ESCAPE => text.extend([PART_ESCAPE, 'e']),
+            c => text.push(c),
+        }
+    }
+}
+
+/// The text of a composite key, a tuple of fields (Flink's `keyBy` on several fields): its parts
+/// joined by [`push_key_part`]. Two different tuples of the same length never give the same text
+/// (a separator inside a part is escaped), so one interned text stands for one tuple; a sink
+/// writing one column per part splits it again with [`split_key_parts`].
+#[must_use]
+pub fn join_key_parts<S: AsRef<str>>(parts: &[S]) -> String {
+    let mut text = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        push_key_part(&mut text, part.as_ref(), i == 0);
+    }
+    text
+}
+
+/// The parts of a composite key's text, as [`join_key_parts`] joined them (borrowed unless a
+/// part had to be escaped). A text with no separator is one part: itself.
+#[must_use]
+pub fn split_key_parts(text: &str) -> Vec<Cow<'_, str>> {
+    text.split(PART_SEPARATOR)
+        .map(|part| {
+            if !part.contains(PART_ESCAPE) {
+                return Cow::Borrowed(part);
+            }
+            let mut out = String::with_capacity(part.len());
+            let mut chars = part.chars();
+            while let Some(c) = chars.next() {
+                if c != PART_ESCAPE {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('s') => out.push(PART_SEPARATOR),
+                    Some('e') => out.push(PART_ESCAPE),
+                    // Not made by `push_key_part`: kept as it is.
+                    Some(other) => out.extend([PART_ESCAPE, other]),
+                    None => out.push(PART_ESCAPE),
+                }
+            }
+            Cow::Owned(out)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +365,39 @@ mod tests {
             }
         }
         assert_eq!(dictionary.len(), 501);
+    }
+
+    /// Issue 16, item 13: tuples whose parts hold the separator, the escape or commas get texts
+    /// of their own, and split back into their parts.
+    #[test]
+    fn composite_key_texts_are_one_per_tuple_and_split_back() {
+        let s = PART_SEPARATOR.to_string();
+        let e = PART_ESCAPE.to_string();
+        let tuples: Vec<Vec<String>> = vec![
+            vec!["a,b".into(), "c".into()],
+            vec!["a".into(), "b,c".into()],
+            vec!["a".into(), "b".into()],
+            vec![format!("a{s}b"), "c".into()],
+            vec!["a".into(), format!("b{s}c")],
+            vec!["a".into(), "b".into(), "c".into()],
+            vec![format!("a{e}"), "b".into()],
+            vec!["a".into(), format!("{e}b")],
+            vec![format!("a{e}s"), "b".into()],
+            vec![format!("{e}{e}s{s}"), format!("{s}{e}")],
+            vec!["é".into(), "\"q\"".into()],
+        ];
+        let texts: Vec<String> = tuples.iter().map(|t| join_key_parts(t)).collect();
+        for (i, (tuple, text)) in tuples.iter().zip(&texts).enumerate() {
+            let back: Vec<String> = split_key_parts(text)
+                .into_iter()
+                .map(Cow::into_owned)
+                .collect();
+            assert_eq!(&back, tuple, "{text:?}");
+            for (j, other) in texts.iter().enumerate().skip(i + 1) {
+                assert_ne!(text, other, "{tuple:?} and {:?}", tuples[j]);
+            }
+        }
+        assert_eq!(join_key_parts(&["a", "b"]), format!("a{s}b"));
+        assert_eq!(split_key_parts("plain"), vec![Cow::Borrowed("plain")]);
     }
 }

@@ -9,6 +9,7 @@
 pub mod batch;
 mod bundled;
 pub mod error;
+mod fields;
 mod json;
 mod keys;
 mod lines;
@@ -21,14 +22,16 @@ pub mod source;
 
 pub use bundled::{find_bundled_data, find_bundled_data_from, BundledDataNotFound, BUNDLED_DATA};
 pub use error::{InputError, InputErrorKind, OpenError};
-pub use keys::{KeyCache, KeyDictionary, KeyId, KeyTexts};
+pub use keys::{
+    join_key_parts, push_key_part, split_key_parts, KeyCache, KeyDictionary, KeyId, KeyTexts,
+};
 pub use lines::{open_lines, TextLines};
 pub use sink::{
     create_output, format_list, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
 };
 pub use source::{
     open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
-    InputFormat, InputSpec, OnError, Progress, ReadPosition,
+    FieldUse, InputFormat, InputSpec, OnError, Progress, ReadPosition,
 };
 
 use std::path::Path;

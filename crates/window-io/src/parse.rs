@@ -13,7 +13,9 @@ use std::num::IntErrorKind;
 use serde_json::Value;
 
 use crate::error::{InputError, InputErrorKind};
-use crate::source::{CsvHeader, FieldNames, InputFormat};
+use crate::fields::{self, Columns, Selection, NOT_READ};
+use crate::keys::push_key_part;
+use crate::source::{CsvHeader, FieldNames, FieldUse, InputFormat};
 
 /// Offending values longer than this many characters are shortened in messages.
 const MAX_QUOTED_CHARS: usize = 64;
@@ -26,16 +28,6 @@ pub(crate) struct Record<'a> {
     pub(crate) value: f64,
 }
 
-/// Column positions of the three fields in a CSV stream.
-#[derive(Debug, Clone, Copy)]
-struct Columns {
-    time: usize,
-    key: usize,
-    value: usize,
-    /// The number of fields every record must have.
-    count: usize,
-}
-
 /// The parsing state of a stream: its format, field names, the CSV columns once the header was
 /// read, the number of the current line, and the csv crate's reader for the lines that need it.
 pub(crate) struct Parser {
@@ -43,6 +35,10 @@ pub(crate) struct Parser {
     pub(crate) format: InputFormat,
     pub(crate) fields: FieldNames,
     pub(crate) header_mode: CsvHeader,
+    /// What the job reads of each record besides its time.
+    uses: FieldUse,
+    /// The fields as messages name them, and a composite key's further columns.
+    selection: Selection,
     columns: Option<Columns>,
     /// Physical lines read so far (the number of the current line).
     pub(crate) line_no: u64,
@@ -63,8 +59,10 @@ impl Parser {
         Self {
             source_name,
             format,
+            selection: Selection::named(&fields, FieldUse::default()),
             fields,
             header_mode: CsvHeader::Required,
+            uses: FieldUse::default(),
             columns: None,
             line_no: 0,
             csv,
@@ -72,7 +70,14 @@ impl Parser {
         }
     }
 
-    /// Whether a CSV header is still to come (it is read before any record).
+    /// Reads only what `uses` says of each record (before the first line).
+    pub(crate) fn set_uses(&mut self, uses: FieldUse) {
+        self.uses = uses;
+        self.selection = Selection::named(&self.fields, uses);
+    }
+
+    /// Whether a CSV header is still to come (it is read before any record), or the columns
+    /// of a headerless stream are still to be found (at its first record).
     pub(crate) fn header_pending(&self) -> bool {
         self.format == InputFormat::Csv && self.columns.is_none()
     }
@@ -114,15 +119,29 @@ impl Parser {
         };
         match self.format {
             InputFormat::Jsonl if text.trim().is_empty() => Ok(None),
-            InputFormat::Jsonl => match crate::json::fast_record(
-                text,
-                &self.fields,
-                |t| parse_timestamp_text(t).ok(),
-                |v| parse_value_text(v).ok(),
-            ) {
+            // The fast path reads one key field, by its name as given: not a composite key.
+            InputFormat::Jsonl => match self
+                .selection
+                .keys
+                .iter()
+                .all(|k| *k == self.fields.key)
+                .then(|| {
+                    crate::json::fast_record(
+                        text,
+                        &self.fields,
+                        |t| parse_timestamp_text(t).ok(),
+                        |v| parse_value_text(v).ok(),
+                    )
+                })
+                .flatten()
+            {
                 Some((timestamp, key, value)) => Ok(Some(Record {
                     timestamp,
-                    key,
+                    key: if self.uses.key {
+                        key
+                    } else {
+                        Cow::Borrowed("")
+                    },
                     value,
                 })),
                 // Not read exactly by the fast path: the slow path reads it or names the error.
@@ -151,12 +170,17 @@ impl Parser {
             value,
             count,
         } = fields;
-        self.fields_to_record(columns, count, time, key, value, text)
-            .map(|(timestamp, value)| Record {
-                timestamp,
-                key: Cow::Borrowed(key),
-                value,
-            })
+        if self.selection.composite() {
+            // Every field of the line: without quotes they are the text between commas.
+            let all: Vec<&'a str> = text.split(',').collect();
+            return self.fields_to_record(columns, count, |i| all.get(i).copied(), text);
+        }
+        let field = |i: usize| match i {
+            _ if i == columns.time => Some(time),
+            _ if i == columns.key => Some(key),
+            _ => Some(value),
+        };
+        self.fields_to_record(columns, count, field, text)
     }
 
     /// Any CSV line, through the csv crate; `Ok(None)` for the header.
@@ -197,50 +221,48 @@ impl Parser {
         let columns = match self.columns {
             Some(columns) => columns,
             None => {
-                let fields: Vec<&str> = (0..record.len()).filter_map(field).collect();
-                let is_header = match self.header_mode {
-                    CsvHeader::Required => true,
-                    CsvHeader::Detect => fields.iter().any(|f| f.trim() == self.fields.time),
-                };
-                if is_header {
-                    self.columns = Some(self.resolve_header(&fields, text)?);
-                    return Ok(None);
+                let cells: Vec<&str> = (0..record.len()).filter_map(field).collect();
+                match self.find_columns(&cells, text)? {
+                    Some(columns) => columns,
+                    None => return Ok(None),
                 }
-                let columns = Columns {
-                    time: 0,
-                    key: 1,
-                    value: 2,
-                    count: 3,
-                };
-                self.columns = Some(columns);
-                columns
             }
         };
-        let (time, key, value) = (
-            field(columns.time).unwrap_or_default(),
-            field(columns.key).unwrap_or_default(),
-            field(columns.value).unwrap_or_default(),
-        );
-        self.fields_to_record(columns, record.len(), time, key, value, text)
-            .map(|(timestamp, value)| {
+        self.fields_to_record(columns, record.len(), field, text)
+            .map(|r| {
                 Some(Record {
-                    timestamp,
-                    key: Cow::Owned(key.to_owned()),
-                    value,
+                    key: Cow::Owned(r.key.into_owned()),
+                    ..r
                 })
             })
     }
 
-    /// Checks the field count and the key, and parses time and value.
-    fn fields_to_record(
+    /// The columns of the stream, found at its first line, cut into `cells` ([`crate::fields`]);
+    /// `None` when that line is the header.
+    fn find_columns(&mut self, cells: &[&str], text: &str) -> Result<Option<Columns>, InputError> {
+        let is_timestamp = |t: &str| parse_timestamp_text(t).is_ok();
+        let (columns, selection, is_header) = fields::find(
+            &self.fields,
+            self.uses,
+            self.header_mode,
+            cells,
+            is_timestamp,
+        )
+        .map_err(|e| self.error(e.kind, Some(&e.field), e.message, text.as_bytes()))?;
+        self.columns = Some(columns);
+        self.selection = selection;
+        Ok((!is_header).then_some(columns))
+    }
+
+    /// Checks the field count, and reads the time, the key and the value from the fields that
+    /// `field` gives by column.
+    fn fields_to_record<'a>(
         &self,
         columns: Columns,
         count: usize,
-        time: &str,
-        key: &str,
-        value: &str,
+        field: impl Fn(usize) -> Option<&'a str>,
         text: &str,
-    ) -> Result<(i64, f64), InputError> {
+    ) -> Result<Record<'a>, InputError> {
         if count != columns.count {
             return Err(self.error(
                 InputErrorKind::Malformed,
@@ -249,62 +271,25 @@ impl Parser {
                 text.as_bytes(),
             ));
         }
-        let timestamp = parse_timestamp_text(time).map_err(|(kind, msg)| {
-            self.error(kind, Some(&self.fields.time), msg, text.as_bytes())
-        })?;
-        if key.is_empty() {
-            return Err(self.error(
-                InputErrorKind::MissingField,
-                Some(&self.fields.key),
-                "missing (empty)".to_owned(),
-                text.as_bytes(),
-            ));
-        }
-        let value = parse_value_text(value).map_err(|(kind, msg)| {
-            self.error(kind, Some(&self.fields.value), msg, text.as_bytes())
-        })?;
-        Ok((timestamp, value))
-    }
-
-    fn resolve_header(&self, header: &[&str], text: &str) -> Result<Columns, InputError> {
-        let find = |name: &str| header.iter().position(|h| h.trim() == name);
-        let mut positions = [0; 3];
-        for (slot, name) in
-            positions
-                .iter_mut()
-                .zip([&self.fields.time, &self.fields.key, &self.fields.value])
-        {
-            match find(name) {
-                Some(i) => *slot = i,
-                None => {
-                    let columns: Vec<String> =
-                        header.iter().map(|h| format!("{:?}", h.trim())).collect();
-                    let json = header
-                        .first()
-                        .is_some_and(|h| h.trim_start().starts_with('{'));
-                    let hint = if json {
-                        "; the input looks like JSON lines: read it as JSON lines \
-                         (windowctl: --format jsonl)"
-                    } else {
-                        "; a header row with the configured field names is required"
-                    };
-                    return Err(self.error(
-                        InputErrorKind::Header,
-                        Some(name),
-                        format!(
-                            "no such column in the CSV header (columns: {}){hint}",
-                            columns.join(", ")
-                        ),
-                        text.as_bytes(),
-                    ));
-                }
-            }
-        }
-        Ok(Columns {
-            time: positions[0],
-            key: positions[1],
-            value: positions[2],
-            count: header.len(),
+        let error = |name: &str, (kind, msg)| self.error(kind, Some(name), msg, text.as_bytes());
+        let s = &self.selection;
+        let timestamp = parse_timestamp_text(field(columns.time).unwrap_or_default())
+            .map_err(|e| error(&s.time, e))?;
+        let key = s
+            .csv_key(columns, &field)
+            .map_err(|(name, e)| error(name, e))?;
+        let value = match columns.value {
+            NOT_READ => f64::NAN,
+            i => match field(i).unwrap_or_default() {
+                // An optional value: none here.
+                v if !self.uses.value && v.trim().is_empty() => f64::NAN,
+                v => parse_value_text(v).map_err(|e| error(&s.value, e))?,
+            },
+        };
+        Ok(Record {
+            timestamp,
+            key,
+            value,
         })
     }
 
@@ -354,27 +339,20 @@ impl Parser {
         }
         .map_err(|(kind, msg)| error(kind, Some(&names.time), msg))?;
 
-        let key = match object.get(&names.key) {
-            None | Some(Value::Null) => return Err(missing(&names.key, object.get(&names.key))),
-            Some(Value::String(s)) if s.is_empty() => {
-                return Err(error(
-                    InputErrorKind::MissingField,
-                    Some(&names.key),
-                    "missing (empty)".to_owned(),
-                ))
+        let mut key = String::new();
+        for (i, name) in self.selection.keys.iter().enumerate() {
+            let part = fields::json_key(object.get(name), json_text)
+                .map_err(|(kind, msg)| error(kind, Some(name), msg))?;
+            match self.selection.composite() {
+                true => push_key_part(&mut key, &part, i == 0),
+                false => key = part,
             }
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => n.to_string(),
-            Some(other) => {
-                return Err(error(
-                    InputErrorKind::InvalidKey,
-                    Some(&names.key),
-                    format!("{} is not a string or a number", json_text(other)),
-                ))
-            }
-        };
+        }
 
         let value = match object.get(&names.value) {
+            // An optional value: none here.
+            None | Some(Value::Null) if !self.uses.value => Ok(f64::NAN),
+            Some(Value::String(s)) if !self.uses.value && s.trim().is_empty() => Ok(f64::NAN),
             None | Some(Value::Null) => {
                 return Err(missing(&names.value, object.get(&names.value)))
             }

@@ -14,7 +14,9 @@ use std::sync::atomic::Ordering;
 
 use crate::error::{InputError, InputErrorKind};
 use crate::parse::Parser;
-use crate::source::{CsvHeader, Event, FieldNames, InputFormat, Progress, MAX_LINE_BYTES};
+use crate::source::{
+    CsvHeader, Event, FieldNames, FieldUse, InputFormat, Progress, MAX_LINE_BYTES,
+};
 
 /// How far an [`EventReader`] has read: what a checkpoint records, so that a restarted job
 /// continues with the next record ([`EventReader::skip_to`]).
@@ -214,6 +216,14 @@ impl EventReader {
     /// Sets how a CSV header is recognised (ignored for JSON lines).
     pub fn with_csv_header(mut self, mode: CsvHeader) -> EventReader {
         self.parser.header_mode = mode;
+        self
+    }
+
+    /// Reads only what `uses` says of each record besides its time: no key (every event has
+    /// the empty key), or an optional value (NaN where a record has none). Call it before the
+    /// first record.
+    pub fn reading(mut self, uses: FieldUse) -> EventReader {
+        self.parser.set_uses(uses);
         self
     }
 

@@ -95,16 +95,18 @@ pub(crate) struct RowWriter<W: Write> {
     /// `None` only after [`RowWriter::into_inner`].
     writer: Option<W>,
     format: OutputFormat,
-    columns: &'static [&'static str],
+    /// The CSV header's names.
+    columns: Vec<String>,
     header_written: bool,
     /// Rows not yet handed to the writer.
     buf: Vec<u8>,
-    /// The JSON member names, `"key":` ..., encoded once.
+    /// The JSON member names, `"key":` ..., encoded once, one per cell; empty for a cell that
+    /// holds its members, names included ([`RowWriter::set_key_columns`]).
     json_names: Vec<Vec<u8>>,
 }
 
 impl<W: Write> RowWriter<W> {
-    pub(crate) fn new(writer: W, format: OutputFormat, columns: &'static [&'static str]) -> Self {
+    pub(crate) fn new(writer: W, format: OutputFormat, columns: &[&str]) -> Self {
         let json_names = columns
             .iter()
             .map(|name| {
@@ -117,7 +119,7 @@ impl<W: Write> RowWriter<W> {
         Self {
             writer: Some(writer),
             format,
-            columns,
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
             header_written: false,
             buf: Vec::with_capacity(FLUSH_AT + 1024),
             json_names,
@@ -126,6 +128,17 @@ impl<W: Write> RowWriter<W> {
 
     pub(crate) fn format(&self) -> OutputFormat {
         self.format
+    }
+
+    /// Makes the cell at `at` stand for the columns `names` (a composite key, one column per
+    /// field): the CSV header names them in its place, and the cell is written as it is given,
+    /// its fields joined by commas in CSV, its members with their names in JSON
+    /// (`"a":"x","b":"y"`).
+    pub(crate) fn set_key_columns(&mut self, at: usize, names: &[String]) {
+        if at < self.columns.len() {
+            self.columns.splice(at..=at, names.iter().cloned());
+            self.json_names[at].clear();
+        }
     }
 
     /// Treats the header as written: the writer continues an output that has it (a job
@@ -175,6 +188,7 @@ impl<W: Write> RowWriter<W> {
                     if i > 0 {
                         buf.push(b',');
                     }
+                    // An empty name: the cell holds its members, names included.
                     buf.extend_from_slice(name);
                     match *cell {
                         Cell::Str(s) => encode_str(OutputFormat::Jsonl, s, buf),

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use super::error::OpenError;
 use super::source::Event;
-use crate::keys::{KeyId, KeyTexts};
+use crate::keys::{split_key_parts, KeyId, KeyTexts};
 use crate::rows::{encode_str, push_number, Cell, RowWriter};
 
 /// The text format of an output stream.
@@ -156,6 +156,59 @@ pub struct ResultWriter<W: Write = Box<dyn Write + Send>> {
     /// one firing round (one window, many keys) share.
     last_window: Option<Option<(i64, i64)>>,
     window_text: Vec<u8>,
+    /// A composite key's columns ([`ResultWriter::with_key_columns`]).
+    key_columns: KeyColumns,
+}
+
+/// How the key is written: as one `key` column, or as one column per field of a composite key
+/// (its text split by [`split_key_parts`]), each named by its field.
+#[derive(Debug, Default, Clone)]
+struct KeyColumns {
+    /// Per field of a composite key, its JSON member name `"name":`; empty for one `key`.
+    json_names: Vec<Vec<u8>>,
+}
+
+impl KeyColumns {
+    /// One column per name, if there are several; else the one `key` column.
+    fn new(names: &[String]) -> Self {
+        let json_names = match names.len() {
+            0 | 1 => Vec::new(),
+            _ => names
+                .iter()
+                .map(|name| {
+                    let mut b = Vec::new();
+                    encode_str(OutputFormat::Jsonl, name, &mut b);
+                    b.push(b':');
+                    b
+                })
+                .collect(),
+        };
+        Self { json_names }
+    }
+
+    /// Whether the key has a column per field.
+    fn composite(&self) -> bool {
+        !self.json_names.is_empty()
+    }
+
+    /// Appends the key `text` in `format`: one cell, or a composite key's fields, joined by
+    /// commas in CSV, as members with their names in JSON (a missing field is empty).
+    fn encode(&self, format: OutputFormat, text: &str, out: &mut Vec<u8>) {
+        if !self.composite() {
+            encode_str(format, text, out);
+            return;
+        }
+        let parts = split_key_parts(text);
+        for (i, name) in self.json_names.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            if format == OutputFormat::Jsonl {
+                out.extend_from_slice(name);
+            }
+            encode_str(format, parts.get(i).map_or("", |p| p), out);
+        }
+    }
 }
 
 /// Encoded key texts in one buffer, with a span per key id: a result row's copy of its key
@@ -178,9 +231,9 @@ impl EncodedKeys {
         }
     }
 
-    fn insert(&mut self, index: usize, format: OutputFormat, text: &str) {
+    fn insert(&mut self, index: usize, format: OutputFormat, text: &str, columns: &KeyColumns) {
         let start = self.bytes.len();
-        encode_str(format, text, &mut self.bytes);
+        columns.encode(format, text, &mut self.bytes);
         if self.spans.len() <= index {
             self.spans.resize(index + 1, UNSET);
         }
@@ -206,6 +259,7 @@ impl<W: Write> ResultWriter<W> {
             encoded_keys: EncodedKeys::default(),
             last_window: None,
             window_text: Vec::new(),
+            key_columns: KeyColumns::default(),
         }
     }
 
@@ -219,7 +273,20 @@ impl<W: Write> ResultWriter<W> {
             encoded_keys: EncodedKeys::default(),
             last_window: None,
             window_text: Vec::new(),
+            key_columns: KeyColumns::default(),
         }
+    }
+
+    /// Writes a composite key (one made by [`crate::join_key_parts`]) as one column per field,
+    /// named by `names` (the key fields), in place of the `key` column, in CSV and JSON; the
+    /// output of one name (or none) is unchanged: one `key` column. Call it before the first row.
+    #[must_use]
+    pub fn with_key_columns(mut self, names: &[String]) -> Self {
+        self.key_columns = KeyColumns::new(names);
+        if self.key_columns.composite() {
+            self.rows.set_key_columns(0, names);
+        }
+        self
     }
 
     /// Writes one key-window result: `empty` is true on a key's empty result (whose `result`
@@ -230,11 +297,20 @@ impl<W: Write> ResultWriter<W> {
     /// Fails if the underlying writer fails.
     pub fn write_key_window_result(&mut self, r: &ResultRecord<'_>, empty: bool) -> io::Result<()> {
         let (start, end) = (r.window_start, r.window_end);
+        let mut encoded = Vec::new();
+        let key = match self.key_columns.composite() {
+            true => {
+                self.key_columns
+                    .encode(self.rows.format(), r.key, &mut encoded);
+                Cell::Encoded(&encoded)
+            }
+            false => Cell::Str(r.key),
+        };
         Self::write_row(
             &mut self.rows,
             &mut self.written,
             self.empty_column,
-            Cell::Str(r.key),
+            key,
             [start.into(), end.into(), r.result.into(), Cell::Bool(empty)],
         )
     }
@@ -276,7 +352,9 @@ impl<W: Write> ResultWriter<W> {
             let text = keys.get(key).ok_or_else(|| {
                 io::Error::other(format!("key id {index} is not in the key dictionary"))
             })?;
-            self.encoded_keys.insert(index, self.rows.format(), text);
+            let format = self.rows.format();
+            self.encoded_keys
+                .insert(index, format, text, &self.key_columns);
         }
         let encoded = self.encoded_keys.get(index).unwrap_or_default();
         if self.rows.format() == OutputFormat::Csv {
@@ -376,6 +454,8 @@ impl<W: Write> ResultWriter<W> {
 pub struct LateWriter<W: Write = Box<dyn Write + Send>> {
     rows: RowWriter<W>,
     written: u64,
+    /// A composite key's columns ([`LateWriter::with_key_columns`]).
+    key_columns: KeyColumns,
 }
 
 impl<W: Write> fmt::Debug for LateWriter<W> {
@@ -392,7 +472,19 @@ impl<W: Write> LateWriter<W> {
         LateWriter {
             rows: RowWriter::new(writer, format, &LATE_COLUMNS),
             written: 0,
+            key_columns: KeyColumns::default(),
         }
+    }
+
+    /// Writes a composite key as one column per field, named by `names`, in place of the `key`
+    /// column, as [`ResultWriter::with_key_columns`] does. Call it before the first row.
+    #[must_use]
+    pub fn with_key_columns(mut self, names: &[String]) -> Self {
+        self.key_columns = KeyColumns::new(names);
+        if self.key_columns.composite() {
+            self.rows.set_key_columns(1, names);
+        }
+        self
     }
 
     /// Writes one late element with the watermark (milliseconds) at which it
@@ -405,7 +497,8 @@ impl<W: Write> LateWriter<W> {
         self.write_late_parts(event.timestamp, &event.key, event.value, watermark)
     }
 
-    /// Writes one late element given by its parts: event time (ms), key, value, and the
+    /// Writes one late element given by its parts: event time (ms), key, value (NaN for an
+    /// element without one, [`crate::FieldUse::value`]: an empty field, JSON `null`), and the
     /// watermark (ms) at which it was dropped.
     ///
     /// # Errors
@@ -418,12 +511,21 @@ impl<W: Write> LateWriter<W> {
         value: f64,
         watermark: i64,
     ) -> io::Result<()> {
-        self.rows.write_row(&[
-            Cell::Int(timestamp),
-            Cell::Str(key),
-            Cell::Num(value),
-            Cell::Int(watermark),
-        ])?;
+        let mut encoded = Vec::new();
+        let key = match self.key_columns.composite() {
+            true => {
+                self.key_columns
+                    .encode(self.rows.format(), key, &mut encoded);
+                Cell::Encoded(&encoded)
+            }
+            false => Cell::Str(key),
+        };
+        let value = match value.is_nan() {
+            true => Cell::Null,
+            false => Cell::Num(value),
+        };
+        self.rows
+            .write_row(&[Cell::Int(timestamp), key, value, Cell::Int(watermark)])?;
         self.written += 1;
         Ok(())
     }

@@ -10,7 +10,9 @@
 //! header of the bundled data).
 //!
 //! * **CSV** ([`InputFormat::Csv`]): the first non-blank line is a header, and
-//!   fields are looked up by header name (extra columns are ignored). Quoted
+//!   fields are looked up by header name (extra columns are ignored), or by
+//!   column number from 1 for a number no column is named; without a header
+//!   ([`CsvHeader::Absent`]) every field is a column number. Quoted
 //!   fields (`"a,b"`, `"say ""hi"""`) are handled by the `csv` crate. One
 //!   record is one physical line: a quoted field cannot contain a line break.
 //!   Blank lines are skipped. For a **socket** source the header is optional:
@@ -23,6 +25,9 @@
 //!   numeric string. Blank lines are skipped.
 //!
 //! Empty keys are rejected in both formats, as are `NaN` and infinite values.
+//! Several key fields (`FieldNames::key` = `a,b`) key by the tuple
+//! ([`crate::join_key_parts`]); a job without keys or values reads less
+//! ([`FieldUse`]). `docs/input-fields.md` has the rules.
 //!
 //! # Errors
 //!
@@ -64,7 +69,8 @@ pub struct Event<K = String, V = f64> {
     pub timestamp: i64,
     /// The key the stream is partitioned by.
     pub key: K,
-    /// The measured value (always finite for the readers of this crate).
+    /// The measured value (always finite for the readers of this crate, except NaN for a
+    /// record without one where the value is optional, [`FieldUse::value`]).
     pub value: V,
     /// The 1-based physical line of the input it came from, for error reports about it
     /// (the position in the stream, from 1, for sources that are not line-oriented; 0 when
@@ -151,17 +157,57 @@ impl Default for FieldNames {
     }
 }
 
+impl FieldNames {
+    /// The key fields: [`FieldNames::key`] cut at commas, each trimmed. One field (`key`) keys
+    /// events by its text; several (`carrier,dest`) key them by the tuple, as Flink's `keyBy`
+    /// on several fields (a field whose name holds a comma cannot be named).
+    #[must_use]
+    pub fn key_fields(&self) -> Vec<&str> {
+        self.key.split(',').map(str::trim).collect()
+    }
+}
+
+/// Which fields of a record a job reads besides its time, for a job that needs no key
+/// (Flink's `windowAll`) or no value (a count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldUse {
+    /// Whether the key is read. When not, every event has the empty key and the key fields
+    /// need not exist (they are not looked at).
+    pub key: bool,
+    /// Whether every record must have a value. When not, the value is optional: read where it
+    /// is there (a bad one is still an error), and NaN for a record without one (no such
+    /// column or member, an empty field, JSON `null`).
+    pub value: bool,
+}
+
+impl Default for FieldUse {
+    /// Both read and required, as every job did before.
+    fn default() -> Self {
+        FieldUse {
+            key: true,
+            value: true,
+        }
+    }
+}
+
 /// Whether a CSV stream must start with a header row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CsvHeader {
-    /// The first non-blank line is the header (files and stdin).
+    /// The first non-blank line is the header (files and stdin). A field named by a number
+    /// (`2`) that no header column has as its name is the column at that position, counted
+    /// from 1.
     #[default]
     Required,
     /// The first non-blank line is the header if one of its fields equals the
-    /// time field name; otherwise the columns are time, key, value in that
-    /// order and the line is data (sockets, where a producer such as
-    /// `nc -lk` usually sends data only).
+    /// time field name (for a time field given as a column number: if that column does not
+    /// hold a timestamp); otherwise the columns are time, key, value in that
+    /// order (the fields' column numbers, if they are all numbers) and the line is data
+    /// (sockets, where a producer such as `nc -lk` usually sends data only).
     Detect,
+    /// There is no header: every line is data, and every field is named by its column number,
+    /// counted from 1 as `cut -f` and awk's `$1` count (`1`, `2`). Every record has as many
+    /// fields as the first one.
+    Absent,
 }
 
 /// Where events are read from, as written on the command line.

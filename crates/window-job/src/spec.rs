@@ -145,10 +145,14 @@ pub struct IoSpec {
     /// `csv` or `jsonl`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// CSV inputs have no header line: every line is data, and the fields are column numbers
+    /// counted from 1 (`windowctl run --no-header`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub no_header: bool,
     /// The field holding the event time in ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_field: Option<String>,
-    /// The field holding the key.
+    /// The field holding the key; several, comma-separated (`carrier,dest`), key by the tuple.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_field: Option<String>,
     /// The field holding the value.
@@ -219,6 +223,10 @@ pub struct JobSpec {
     /// Inputs and outputs.
     #[serde(default, skip_serializing_if = "is_default")]
     pub io: IoSpec,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_default(io: &IoSpec) -> bool {

@@ -16,27 +16,53 @@ pub(crate) struct InputArgs {
     #[arg(long, value_name = "csv|jsonl")]
     pub(crate) format: Option<InputFormat>,
 
-    /// Field holding the event time as integer milliseconds since the epoch.
-    #[arg(long, default_value = "event_time_ms", value_name = "NAME")]
-    pub(crate) time_field: String,
+    /// CSV input without a header line: every line is data, and --time-field, --key-field and
+    /// --value-field are column numbers counted from 1, as `cut -f` and awk's $1 count (default
+    /// 1, 2 and 3). Without it a field given as a number is the header column of that name, or
+    /// else the column at that position.
+    #[arg(long)]
+    pub(crate) no_header: bool,
 
-    /// Field holding the key.
-    #[arg(long, default_value = "key", value_name = "NAME")]
-    pub(crate) key_field: String,
+    /// Field holding the event time as integer milliseconds since the epoch: a name, or a
+    /// column number from 1. Default: event_time_ms (with --no-header: 1).
+    #[arg(long, value_name = "NAME|N")]
+    pub(crate) time_field: Option<String>,
 
-    /// Field holding the numeric value.
-    #[arg(long, default_value = "value", value_name = "NAME")]
-    pub(crate) value_field: String,
+    /// Field holding the key; several, comma-separated (carrier,dest), key by the tuple (Flink's
+    /// keyBy on several fields), with one output column per field, named by it (by key1, key2
+    /// ... for column numbers). Default: key (with --no-header: 2).
+    #[arg(long, value_name = "NAME|N[,...]")]
+    pub(crate) key_field: Option<String>,
+
+    /// Field holding the numeric value; not needed by --agg count (unless the window, trigger
+    /// or evictor reads values). Default: value (with --no-header: 3).
+    #[arg(long, value_name = "NAME|N")]
+    pub(crate) value_field: Option<String>,
 }
 
 impl InputArgs {
-    /// The three field names as the readers take them.
+    /// The three field names as the readers take them, each defaulting to the bundled data's
+    /// (to 1, 2 and 3 with `--no-header`).
     pub(crate) fn field_names(&self) -> FieldNames {
+        let default = default_fields(self.no_header);
         FieldNames {
-            time: self.time_field.clone(),
-            key: self.key_field.clone(),
-            value: self.value_field.clone(),
+            time: self.time_field.clone().unwrap_or(default.time),
+            key: self.key_field.clone().unwrap_or(default.key),
+            value: self.value_field.clone().unwrap_or(default.value),
         }
+    }
+}
+
+/// The fields of a job that names none: the bundled data's header, or columns 1, 2 and 3 of an
+/// input without a header.
+pub(crate) fn default_fields(no_header: bool) -> FieldNames {
+    match no_header {
+        false => FieldNames::default(),
+        true => FieldNames {
+            time: "1".to_owned(),
+            key: "2".to_owned(),
+            value: "3".to_owned(),
+        },
     }
 }
 
@@ -50,10 +76,10 @@ pub(crate) struct RunArgs {
     /// The file has the fields of a job description (engine::job::JobSpec): assigner, trigger,
     /// evictor, aggregate, time, allowed_lateness, late_side_output, strategy, window_all,
     /// max_window_states, watermarks (type = "bounded", max_out_of_orderness, interval,
-    /// idle_timeout) and io (input, socket, format, time_field, key_field, value_field, output,
-    /// output_format, late_output, on_error, dead_letter); durations are ms or text with units,
-    /// parts text as the flags take them. A flag given replaces the file's value (--input
-    /// replaces its whole list); the flags not given keep it. Paths are relative to the working
+    /// idle_timeout) and io (input, socket, format, no_header, time_field, key_field,
+    /// value_field, output, output_format, late_output, on_error, dead_letter); durations are ms
+    /// or text with units, parts text as the flags take them. A flag given replaces the file's
+    /// value (--input replaces its whole list); the flags not given keep it. Paths are relative to the working
     /// directory. A file without watermarks has no watermark delay, also on the bundled data;
     /// one without max_window_states has the default limit of --max-window-states.
     #[arg(long, value_name = "FILE")]
@@ -74,8 +100,8 @@ pub(crate) struct RunArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "D")]
     pub(crate) idle_timeout: Option<String>,
 
-    /// Window all elements together, ignoring the key (Flink's windowAll); results have an
-    /// empty key.
+    /// Window all elements together, ignoring the key (Flink's windowAll): the key field is not
+    /// read (the input need not have one); results have an empty key.
     #[arg(long)]
     pub(crate) window_all: bool,
 

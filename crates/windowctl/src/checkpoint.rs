@@ -74,6 +74,10 @@ impl JobIdentity {
         fact("idle timeout", format!("{:?}", plan.idle_timeout));
         let f = &plan.fields;
         fact("fields", format!("{},{},{}", f.time, f.key, f.value));
+        if plan.no_header {
+            // Only then: the checkpoints of jobs with a header keep their identity.
+            fact("header", "none (--no-header)".to_owned());
+        }
         for (i, (spec, format)) in plan.inputs.iter().enumerate() {
             fact(&format!("input {}", i + 1), describe_input(spec, *format)?);
         }

@@ -58,7 +58,8 @@ use engine::dstream::{
 };
 
 use engine::io::{
-    find_bundled_data, open_source, same_file, EventReader, InputFormat, InputSpec, OutputFormat,
+    find_bundled_data, open_source, same_file, CsvHeader, EventReader, InputFormat, InputSpec,
+    OutputFormat,
 };
 use engine::job::duration::parse_duration;
 
@@ -300,7 +301,20 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         InputSpec::File(p) => InputFormat::from_path(p),
         _ => InputFormat::Csv,
     });
-    let reader = open_source(&spec, format, args.input_args.field_names())?;
+    let fields = args.input_args.field_names();
+    if fields.key_fields().len() > 1 {
+        bail!(
+            "--key-field {}: windowctl dstream keys by one field (Spark's pair DStreams have one              key); composite keys are for windowctl run",
+            fields.key
+        );
+    }
+    if args.input_args.no_header && format == InputFormat::Jsonl {
+        bail!("--no-header: {} is JSON lines, whose fields are named by its members; --no-header and column numbers are for CSV", spec.source_name());
+    }
+    let mut reader = open_source(&spec, format, fields)?;
+    if args.input_args.no_header {
+        reader = reader.with_csv_header(CsvHeader::Absent);
+    }
     let target = args.output.as_deref().unwrap_or("-");
     // A `.gz` name is written gzip-compressed, as `windowctl run` writes it (the trailer is
     // written when the output is dropped at the end of the job).

@@ -347,7 +347,10 @@ impl OutputSink {
             Some(p) => {
                 let w = create_maybe_gzip(&p.display().to_string())
                     .context(outputs.late_output_name.clone())?;
-                Some(LateWriter::new(w, OutputFormat::from_path(p)))
+                Some(
+                    LateWriter::new(w, OutputFormat::from_path(p))
+                        .with_key_columns(&outputs.key_columns),
+                )
             }
             None => None,
         };
@@ -356,7 +359,8 @@ impl OutputSink {
             ResultWriter::with_empty_column(out, outputs.output_format)
         } else {
             ResultWriter::new(out, outputs.output_format)
-        };
+        }
+        .with_key_columns(&outputs.key_columns);
         Self::start(
             outputs,
             Writers {
@@ -396,7 +400,8 @@ impl OutputSink {
             ResultWriter::with_empty_column(file, outputs.output_format)
         } else {
             ResultWriter::new(file, outputs.output_format)
-        };
+        }
+        .with_key_columns(&outputs.key_columns);
         let results = match mark {
             Some(m) if m.bytes > 0 => results.continuing(m.records),
             _ => results,
@@ -409,7 +414,8 @@ impl OutputSink {
                     bail!("{name}: the checkpoint has no late output to continue");
                 }
                 let (file, handle) = open_resumable(p, mark, &name)?;
-                let w = LateWriter::new(file, OutputFormat::from_path(p));
+                let w = LateWriter::new(file, OutputFormat::from_path(p))
+                    .with_key_columns(&outputs.key_columns);
                 let w = match mark {
                     Some(m) if m.bytes > 0 => w.continuing(m.records),
                     _ => w,

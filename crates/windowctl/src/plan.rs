@@ -11,7 +11,8 @@ use anyhow::{anyhow, bail, Result};
 use engine::assigners::TimeDomain;
 use engine::core::LateDataPolicy;
 use engine::io::{
-    find_bundled_data, same_file, FieldNames, InputFormat, InputSpec, KeyId, OnError, OutputFormat,
+    find_bundled_data, same_file, FieldNames, FieldUse, InputFormat, InputSpec, KeyId, OnError,
+    OutputFormat,
 };
 use engine::job::{
     Computation, IoSpec, JobAggregate, JobSpec, SpecError, WatermarkSpec, WindowSpec,
@@ -35,6 +36,11 @@ pub(crate) struct Plan {
     pub(crate) inputs: Vec<(InputSpec, InputFormat)>,
     /// The names of the time, key and value fields.
     pub(crate) fields: FieldNames,
+    /// CSV inputs have no header: the fields are column numbers.
+    pub(crate) no_header: bool,
+    /// What the job reads of each record besides its time (no key for `--window-all`, no value
+    /// needed for a count).
+    pub(crate) reads: FieldUse,
     /// The job: its computation, its watermarks resolved, late data to the side output exactly
     /// when there is a late output; its `io` is empty (the inputs and outputs are below).
     pub(crate) spec: JobSpec,
@@ -69,6 +75,8 @@ pub(crate) struct Outputs {
     pub(crate) late_output_name: String,
     /// The dead-letter file's setting, as an error opening it names it.
     pub(crate) dead_letter_name: String,
+    /// A composite key's output columns, one per key field (empty: one `key` column).
+    pub(crate) key_columns: Vec<String>,
 }
 
 /// The plan and the computation of `windowctl run` with `args`, of which `given` were given on
@@ -117,7 +125,8 @@ fn build_error(e: SpecError, o: Origins<'_>) -> anyhow::Error {
 /// windows in processing time; an output over an input or over another output; a watermark
 /// delay with processing time; a dead-letter file without `skip`; explicit watermarks
 /// (`windowctl` reads events, not watermark markers); a zero idle timeout; late elements to a
-/// side output without a file for them; a format or error policy that does not parse.
+/// side output without a file for them; a format or error policy that does not parse; fields
+/// that do not fit the input (see [`fields::fields`]).
 fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
     let Resolved { mut spec, delay } = resolved;
     let bundled = spec.io.input.is_empty() && spec.io.socket.is_empty();
@@ -138,8 +147,10 @@ fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
             o.name(TIME)
         );
     }
-    let outputs = outputs(&spec.io, o)?;
+    let mut outputs = outputs(&spec.io, o)?;
     check_distinct_files(&outputs, &inputs, o)?;
+    let fields = fields::fields(&spec, &inputs, outputs.late_output.is_some(), o)?;
+    outputs.key_columns.clone_from(&fields.key_columns);
     let (out_of_orderness, watermark_interval, idle_timeout) =
         watermarks(&spec, delay, bundled, o)?;
     if outputs.dead_letter.is_some() && outputs.on_error != OnError::Skip {
@@ -163,12 +174,13 @@ fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
         interval: watermark_interval,
         idle_timeout,
     };
-    let fields = fields(&spec.io);
     // The inputs and outputs are in the plan's fields now, in the types they are used in.
     spec.io = IoSpec::default();
     Ok(Plan {
         inputs,
-        fields,
+        fields: fields.names,
+        no_header: fields.no_header,
+        reads: fields.reads,
         spec,
         out_of_orderness,
         watermark_interval,
@@ -205,16 +217,6 @@ fn inputs(io: &IoSpec, bundled: bool, o: Origins<'_>) -> Result<Vec<(InputSpec, 
         .collect())
 }
 
-/// The field names of `io`, each defaulting to the bundled data's.
-fn fields(io: &IoSpec) -> FieldNames {
-    let default = FieldNames::default();
-    FieldNames {
-        time: io.time_field.clone().unwrap_or(default.time),
-        key: io.key_field.clone().unwrap_or(default.key),
-        value: io.value_field.clone().unwrap_or(default.value),
-    }
-}
-
 /// The outputs of `io`, the results' format defaulting to the output file's name.
 fn outputs(io: &IoSpec, o: Origins<'_>) -> Result<Outputs> {
     let output_format = parsed::<OutputFormat>(io.output_format.as_deref(), OUTPUT_FORMAT, o)?;
@@ -230,6 +232,7 @@ fn outputs(io: &IoSpec, o: Origins<'_>) -> Result<Outputs> {
         output_name: o.subject(OUTPUT),
         late_output_name: o.subject(LATE_OUTPUT),
         dead_letter_name: o.subject(DEAD_LETTER),
+        key_columns: Vec::new(),
     })
 }
 
@@ -353,6 +356,8 @@ fn check_distinct_files(
     }
     Ok(())
 }
+
+mod fields;
 
 #[cfg(test)]
 mod tests;

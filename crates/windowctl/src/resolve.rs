@@ -71,12 +71,14 @@ pub(crate) const INPUT: Field = Field::new("input", "io.input");
 const SOCKET: Field = Field::new("socket", "io.socket");
 /// `--format` / `io.format`.
 pub(crate) const FORMAT: Field = Field::new("format", "io.format");
+/// `--no-header` / `io.no_header`.
+pub(crate) const NO_HEADER: Field = Field::new("no_header", "io.no_header");
 /// `--time-field` / `io.time_field`.
-const TIME_FIELD: Field = Field::new("time_field", "io.time_field");
+pub(crate) const TIME_FIELD: Field = Field::new("time_field", "io.time_field");
 /// `--key-field` / `io.key_field`.
-const KEY_FIELD: Field = Field::new("key_field", "io.key_field");
+pub(crate) const KEY_FIELD: Field = Field::new("key_field", "io.key_field");
 /// `--value-field` / `io.value_field`.
-const VALUE_FIELD: Field = Field::new("value_field", "io.value_field");
+pub(crate) const VALUE_FIELD: Field = Field::new("value_field", "io.value_field");
 /// `--output` / `io.output`.
 pub(crate) const OUTPUT: Field = Field::new("output", "io.output");
 /// `--output-format` / `io.output_format`.
@@ -115,10 +117,11 @@ const MAX_WINDOW_STATES: Field = Field::new("max_window_states", "max_window_sta
 
 /// Every setting above, for the test that each names a flag of `windowctl run`.
 #[cfg(test)]
-pub(crate) const ALL_FIELDS: [Field; 23] = [
+pub(crate) const ALL_FIELDS: [Field; 24] = [
     INPUT,
     SOCKET,
     FORMAT,
+    NO_HEADER,
     TIME_FIELD,
     KEY_FIELD,
     VALUE_FIELD,
@@ -364,9 +367,13 @@ fn apply_io(io: &mut IoSpec, args: &RunArgs, o: Origins<'_>) {
         (VALUE_FIELD, &mut io.value_field, &input.value_field),
     ];
     for (field, setting, value) in fields {
+        // Not given (and no file): the default, which depends on --no-header (crate::plan).
         if o.flag_applies(field) {
-            *setting = Some(value.clone());
+            setting.clone_from(value);
         }
+    }
+    if o.flag_applies(NO_HEADER) {
+        io.no_header = input.no_header;
     }
     if o.flag_applies(INPUT) {
         io.input.clone_from(&args.input);

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use engine::core::ElementError;
 use engine::io::{
-    format_number, open_source, DeadLetterWriter, ErrorPolicy, InputError, InputErrorKind,
-    InputSpec, KeyDictionary, KeyId, KeyTexts, ReadPosition,
+    format_number, open_source, split_key_parts, CsvHeader, DeadLetterWriter, ErrorPolicy,
+    InputError, InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts, ReadPosition,
 };
 use engine::job::duration::parse_duration;
 use engine::job::Computation;
@@ -242,7 +242,10 @@ fn open_readers(
         .enumerate()
         .map(|(i, (spec, format))| {
             let live = !matches!(spec, InputSpec::File(_));
-            let mut reader = open_source(spec, *format, plan.fields.clone())?;
+            let mut reader = open_source(spec, *format, plan.fields.clone())?.reading(plan.reads);
+            if plan.no_header {
+                reader = reader.with_csv_header(CsvHeader::Absent);
+            }
             if let Some(Some(p)) = positions.and_then(|p| p.get(i)) {
                 reader.skip_to(*p)?;
             }
@@ -587,9 +590,19 @@ fn job_error(e: RuntimeError) -> anyhow::Error {
 /// in the input, and the element as a CSV line.
 fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<KeyId, f64> {
     let (time_field, value_field) = (plan.fields.time.clone(), plan.fields.value.clone());
+    let composite = !plan.outputs.key_columns.is_empty();
     Box::new(move |r, source, line, timestamp| {
-        let key = keys.text(r.key).unwrap_or_default();
+        let mut key = keys.text(r.key).unwrap_or_default().to_string();
+        if composite {
+            // The key fields, each a field of the line.
+            key = split_key_parts(&key).join(",");
+        }
         let value = r.element;
+        // A count reads no value: NaN where the line has none.
+        let (shown, raw_value) = match value.is_nan() {
+            true => ("no value".to_owned(), String::new()),
+            false => (format!("value {}", format_number(value)), value.to_string()),
+        };
         let field = match r.error {
             ElementError::MissingTimestamp | ElementError::TimestampOutOfRange { .. } => {
                 &time_field
@@ -607,11 +620,10 @@ fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<
                     format_number(value)
                 ),
                 ref err => format!(
-                    "element ({timestamp}, value {}) rejected by the window assigner: {err}",
-                    format_number(value)
+                    "element ({timestamp}, {shown}) rejected by the window assigner: {err}"
                 ),
             },
-            raw: format!("{timestamp},{key},{value}"),
+            raw: format!("{timestamp},{key},{raw_value}"),
             kind: InputErrorKind::InvalidValue,
         }
     })
