@@ -282,6 +282,12 @@ fn error_policy(plan: &Plan, marks: Option<&OutputMarks>) -> Result<ErrorPolicy>
     let mut policy = ErrorPolicy::new(plan.outputs.on_error);
     if let Some(p) = &plan.outputs.dead_letter {
         let name = plan.outputs.dead_letter_name.clone();
+        if p.as_os_str() == "-" {
+            // Standard output (the plan made sure the results are not there).
+            let writer = DeadLetterWriter::from_writer(Box::new(std::io::stdout()), "stdout", true)
+                .with_context(|| format!("{name} -: writing its header to standard output"))?;
+            return Ok(policy.with_dead_letter(writer));
+        }
         if let Some(len) = marks.and_then(|m| m.dead_letters) {
             cut_back(p, len).context(name.clone())?;
         }
@@ -468,6 +474,19 @@ impl Checkpoints {
             );
         }
         let o = &plan.outputs;
+        let named = [
+            (&o.late_output, &o.late_output_name),
+            (&o.dead_letter, &o.dead_letter_name),
+        ];
+        if let Some((_, name)) = named
+            .iter()
+            .find(|(p, _)| p.as_deref() == Some(Path::new("-")))
+        {
+            bail!(
+                "--checkpoint-dir needs {name} in a file: standard output (-) cannot be cut back \
+                 to a checkpoint when the job resumes"
+            );
+        }
         let outputs = [
             o.output.as_deref().filter(|p| *p != "-").map(Path::new),
             o.late_output.as_deref(),
