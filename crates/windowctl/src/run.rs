@@ -199,6 +199,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         started.elapsed(),
         stopped.is_some(),
     );
+    report_cut_dead_letters(rt.error_policy());
     if let Some(c) = &checkpoints {
         c.report();
     }
@@ -271,6 +272,19 @@ fn build_runtime(
         rt.add_source(Box::new(r));
     }
     rt
+}
+
+/// Says on stderr how many dead letters hold only the first bytes of their line (the lines
+/// longer than `MAX_RAW_BYTES`), if any.
+fn report_cut_dead_letters(policy: &ErrorPolicy) {
+    let cut = policy.dead_letter.as_ref().map_or(0, DeadLetterWriter::cut);
+    if cut > 0 {
+        eprintln!(
+            "windowctl: {cut} dead letters hold only the first {} MiB of their line (longer \
+             lines are cut there; their error column says how long the line is)",
+            engine::io::source::MAX_RAW_BYTES >> 20
+        );
+    }
 }
 
 /// The job's error policy, with the dead-letter file (cut back to the checkpoint's length on a
@@ -631,7 +645,8 @@ fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<
                     format_number(value)
                 ),
             },
-            raw: format!("{timestamp},{key},{value}"),
+            raw: format!("{timestamp},{key},{value}").into_bytes(),
+            raw_cut: false,
             kind: InputErrorKind::InvalidValue,
         }
     })

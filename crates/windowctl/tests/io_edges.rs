@@ -300,3 +300,205 @@ fn dstream_flag_errors_exit_2_and_run_time_failures_1() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// The rows of a CSV file as byte records (header included).
+fn byte_rows(path: &Path) -> Vec<Vec<Vec<u8>>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .expect("a CSV file")
+        .byte_records()
+        .map(|r| r.expect("a CSV row").iter().map(<[u8]>::to_vec).collect())
+        .collect()
+}
+
+#[test]
+fn dead_letters_hold_the_bytes_of_each_line() {
+    let dir = scratch("dl-bytes");
+    // Not UTF-8; and 1 MiB + 10 bytes (with a comma and a quote): each was kept as text, with
+    // U+FFFD for the bad bytes, and cut to 1 MiB.
+    let bad: &[u8] = b"2,\xff\xc3(,1";
+    let mut long = b"3,\"q\",".to_vec();
+    long.resize((1 << 20) + 10, b'5');
+    let mut text = b"event_time_ms,key,value\n1,a,1\n".to_vec();
+    for line in [bad, &long[..]] {
+        text.extend_from_slice(line);
+        text.push(b'\n');
+    }
+    fs::write(dir.join("in.csv"), &text).expect("input");
+    let o = run_in(
+        &dir,
+        &[
+            JOB,
+            &[
+                "--on-error",
+                "skip",
+                "--dead-letter",
+                "dl.csv",
+                "--output",
+                "o.csv",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = byte_rows(&dir.join("dl.csv"));
+    assert_eq!(rows.len(), 3, "header and two rows");
+    assert_eq!(rows[1][4], bad);
+    assert_eq!(rows[2][4], long);
+    assert_eq!(
+        String::from_utf8_lossy(&rows[2][3]),
+        format!("line is longer than 1048576 bytes ({} bytes)", long.len())
+    );
+    assert!(
+        !stderr(&o).contains("dead letters hold only"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_key_with_a_line_break_written_as_csv_is_read_back() {
+    let dir = scratch("newline-key");
+    fs::write(
+        dir.join("in.jsonl"),
+        "{\"event_time_ms\":1,\"key\":\"a\\nb\",\"value\":2}\n\
+         {\"event_time_ms\":2,\"key\":\"c\\r\\n\\\"d\\\"\",\"value\":3}\n\
+         {\"event_time_ms\":3,\"key\":\"a\\nb\",\"value\":4}\n",
+    )
+    .expect("input");
+    let o = run_in(
+        &dir,
+        &[
+            "--input",
+            "in.jsonl",
+            "--window",
+            "tumbling:10ms",
+            "--agg",
+            "sum",
+            "--output",
+            "first.csv",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = fs::read_to_string(dir.join("first.csv")).expect("output");
+    assert_eq!(
+        first,
+        "key,window_start,window_end,result\n\"a\nb\",0,10,6\n\"c\r\n\"\"d\"\"\",0,10,3\n"
+    );
+    // Was: "first.csv:2: expected 3 fields, found 1".
+    let o = run_in(
+        &dir,
+        &[
+            "--input",
+            "first.csv",
+            "--time-field",
+            "window_start",
+            "--value-field",
+            "result",
+            "--window",
+            "tumbling:10ms",
+            "--agg",
+            "max",
+            "--output",
+            "second.jsonl",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let second = fs::read_to_string(dir.join("second.jsonl")).expect("output");
+    let keys: Vec<String> = second
+        .lines()
+        .map(|l| {
+            let row: serde_json::Value = serde_json::from_str(l).expect("a JSON row");
+            row["key"].as_str().expect("a key").to_owned()
+        })
+        .collect();
+    assert_eq!(keys, ["a\nb", "c\r\n\"d\""]);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn numeric_json_keys_keep_their_text() {
+    let dir = scratch("number-keys");
+    let mut text = String::new();
+    for (t, key) in ["100", "1e2", "1.5", "100", "1E2"].iter().enumerate() {
+        text.push_str(&format!(
+            "{{\"event_time_ms\":{t},\"key\":{key},\"value\":1}}\n"
+        ));
+    }
+    fs::write(dir.join("in.jsonl"), text).expect("input");
+    let o = run_in(
+        &dir,
+        &[
+            "--input",
+            "in.jsonl",
+            "--window",
+            "tumbling:10ms",
+            "--agg",
+            "count",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Was: `1e+2` for both `1e2` and `1E2`.
+    assert_eq!(
+        stdout(&o),
+        "key,window_start,window_end,result\n100,0,10,2\n1e2,0,10,1\n1.5,0,10,1\n1E2,0,10,1\n"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_dead_letter_over_64_mib_is_cut_and_the_summary_counts_it() {
+    use std::io::Write;
+    let dir = scratch("dl-cut");
+    let mut child = windowctl(
+        &dir,
+        "run",
+        &[
+            "--input",
+            "-",
+            "--window",
+            "tumbling:10ms",
+            "--on-error",
+            "skip",
+            "--dead-letter",
+            "dl.csv",
+            "--output",
+            "o.csv",
+        ],
+    )
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("windowctl starts");
+    let len = (64 << 20) + 5;
+    let mut stdin = child.stdin.take().expect("stdin");
+    let feeder = std::thread::spawn(move || {
+        stdin.write_all(b"event_time_ms,key,value\n")?;
+        let chunk = vec![b'8'; 1 << 20];
+        for _ in 0..64 {
+            stdin.write_all(&chunk)?;
+        }
+        stdin.write_all(b"88888\n1,a,1\n")
+    });
+    let o = child.wait_with_output().expect("windowctl ends");
+    feeder.join().expect("feeder").expect("input written");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("windowctl: 1 dead letters hold only the first 64 MiB of their line"),
+        "{}",
+        stderr(&o)
+    );
+    let rows = byte_rows(&dir.join("dl.csv"));
+    assert_eq!(rows[1][4].len(), 64 << 20);
+    assert_eq!(
+        String::from_utf8_lossy(&rows[1][3]),
+        format!(
+            "line is longer than 1048576 bytes ({len} bytes; only its first {} bytes are kept)",
+            64 << 20
+        )
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
