@@ -22,7 +22,7 @@ use engine::runtime::{
 
 use crate::args::RunArgs;
 use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
-use crate::output::{is_gzip_name, OutputMarks, OutputSink};
+use crate::output::{is_gzip_name, stdout_was_closed, OutputMarks, OutputSink};
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
@@ -298,6 +298,12 @@ fn error_policy(plan: &Plan, marks: Option<&OutputMarks>) -> Result<ErrorPolicy>
         let name = plan.outputs.dead_letter_name.clone();
         if p.as_os_str() == "-" {
             // Standard output (the plan made sure the results are not there).
+            if stdout_was_closed() {
+                bail!(
+                    "{name} -: standard output is closed (the job was started with >&-): the \
+                     dead letters would be lost; give {name} FILE"
+                );
+            }
             let writer = DeadLetterWriter::from_writer(Box::new(std::io::stdout()), "stdout", true)
                 .with_context(|| format!("{name} -: writing its header to standard output"))?;
             return Ok(policy.with_dead_letter(writer));

@@ -502,3 +502,26 @@ fn a_dead_letter_over_64_mib_is_cut_and_the_summary_counts_it() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn dead_letters_to_a_closed_stdout_fail_the_job() {
+    let dir = scratch("dl-closed");
+    fs::write(dir.join("in.csv"), INPUT).expect("input");
+    let script = format!(
+        "exec '{}' run --no-progress --input in.csv --window tumbling:10ms --output o.csv \
+         --on-error skip --dead-letter - >&-",
+        env!("CARGO_BIN_EXE_windowctl")
+    );
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(&dir)
+        .output()
+        .expect("sh runs");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--dead-letter -: standard output is closed"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
