@@ -291,7 +291,8 @@ fn a_rejected_element_goes_to_the_policy_with_its_report() {
             line,
             field: Some("value".to_owned()),
             message: format!("gap {} at {timestamp}", r.element),
-            raw: format!("{timestamp},{},{}", r.key, r.element),
+            raw: format!("{timestamp},{},{}", r.key, r.element).into_bytes(),
+            raw_cut: false,
             kind: InputErrorKind::InvalidValue,
         });
     let mut rt = runtime(&dynamic, RuntimeConfig::default());
@@ -313,7 +314,7 @@ fn a_rejected_element_goes_to_the_policy_with_its_report() {
     let RuntimeError::Input(e) = err else {
         panic!("{err:?}")
     };
-    assert_eq!((e.line, e.raw.as_str()), (2, "2,a,0"));
+    assert_eq!((e.line, &e.raw[..]), (2, &b"2,a,0"[..]));
     assert_eq!(e.message, "gap 0 at 2");
 }
 

@@ -90,15 +90,22 @@ pub struct InputError {
     /// Where the record came from: the file path as given, `stdin`, or
     /// `socket HOST:PORT`.
     pub source_name: String,
-    /// The 1-based physical line number of the record (blank lines count).
+    /// The 1-based physical line number of the record (blank lines count); of its first line
+    /// when a quoted CSV field spans lines.
     pub line: u64,
     /// The field at fault, by its configured name, if a single field is.
     pub field: Option<String>,
     /// What is wrong, naming the offending value (lowercase, no location).
     pub message: String,
-    /// The raw text of the line, without its line terminator (invalid UTF-8
-    /// replaced by U+FFFD).
-    pub raw: String,
+    /// The bytes of the line as read (invalid UTF-8 too), without its line terminator; all the
+    /// physical lines of a CSV record whose quoted field spans lines, with the line breaks
+    /// between them. For a line longer than [`crate::source::MAX_RAW_BYTES`], its first
+    /// [`crate::source::MAX_RAW_BYTES`] bytes (see `raw_cut`). Empty for errors about no line
+    /// (a failed read).
+    pub raw: Vec<u8>,
+    /// Whether `raw` holds only the first bytes of the line (the message then says how long the
+    /// line is).
+    pub raw_cut: bool,
     /// The category of the error.
     pub kind: InputErrorKind,
 }
@@ -133,7 +140,8 @@ mod tests {
             line: 17,
             field: Some("value".into()),
             message: "\"abc\" is not a number".into(),
-            raw: "1,k,abc".into(),
+            raw: b"1,k,abc".to_vec(),
+            raw_cut: false,
             kind: InputErrorKind::InvalidValue,
         };
         assert_eq!(

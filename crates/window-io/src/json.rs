@@ -3,8 +3,8 @@
 //! has no escapes. Every other member is skipped (still checked as JSON).
 //!
 //! The fast path takes only lines it can read completely and exactly: the time an integer (or a
-//! string holding one), the key a non-empty string or a number without exponent (its text as
-//! written, which is what `serde_json` keeps of it), the value
+//! string holding one), the key a non-empty string or a number (its text as written, see
+//! [`number_key`]), the value
 //! a finite number (or a string holding one). Anything else (a missing or null member, another
 //! type, a malformed line, a repeated member whose last value is bad) returns `None`, and the
 //! caller parses the line again the slow way, which gives the error message. Repeated members
@@ -137,12 +137,8 @@ pub(crate) fn fast_record<'a>(
     };
     let key = members.key?;
     let key = if is_number(key) {
-        let text = key.get();
-        // serde_json writes an exponent as `e+3` for `E3`: that text is left to the slow path.
-        if text.bytes().any(|b| b == b'e' || b == b'E') {
-            return None;
-        }
-        Cow::Borrowed(text)
+        // A number's text as written (`1e2`, `1.50`): see [`number_key`].
+        Cow::Borrowed(key.get())
     } else {
         string(key)?
     };
@@ -156,4 +152,16 @@ pub(crate) fn fast_record<'a>(
         parse_value(&string(value)?)?
     };
     value.is_finite().then_some((timestamp, key, value))
+}
+
+/// The text of member `name` of the JSON object `text` as written, when it is a number: a
+/// numeric key is its literal text (`100`, `1e2`, `1E2`, `1.50` and `100.0` are five keys), as a
+/// CSV key is, not the number `serde_json` would print (`1e+2` for `1e2`). A repeated member
+/// gives its last value, as a `serde_json` map does. `None` when the line is not an object or
+/// the member is not a number.
+pub(crate) fn number_key<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let members: std::collections::HashMap<Cow<'_, str>, &'a RawValue> =
+        serde_json::from_str(text).ok()?;
+    let member = members.get(name).copied()?;
+    is_number(member).then(|| member.get())
 }

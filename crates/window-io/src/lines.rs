@@ -4,7 +4,7 @@
 use std::io::{self, BufRead, Read};
 
 use crate::error::{InputError, InputErrorKind, OpenError};
-use crate::source::{open_input, InputSpec, Progress, MAX_LINE_BYTES};
+use crate::source::{open_input, InputSpec, Progress, MAX_LINE_BYTES, MAX_RAW_BYTES};
 
 /// Opens `spec` (a file, stdin or a TCP connection) as lines of text.
 ///
@@ -60,14 +60,16 @@ impl TextLines {
             line: self.line_no,
             field: None,
             message,
-            raw: String::from_utf8_lossy(&self.buffer).into_owned(),
+            raw: self.buffer[..self.buffer.len().min(MAX_RAW_BYTES)].to_vec(),
+            raw_cut: self.buffer.len() > MAX_RAW_BYTES,
             kind,
         }
     }
 
     fn read(&mut self) -> io::Result<usize> {
         self.buffer.clear();
-        let limit = MAX_LINE_BYTES as u64 + 1;
+        // A line too long to be an element is still kept up to MAX_RAW_BYTES, for its error.
+        let limit = MAX_RAW_BYTES as u64 + 1;
         let n = (&mut self.input)
             .take(limit)
             .read_until(b'\n', &mut self.buffer)?;
@@ -124,7 +126,12 @@ impl Iterator for TextLines {
         }
         self.line_no += 1;
         if self.buffer.len() > MAX_LINE_BYTES {
-            let message = format!("the line is longer than {MAX_LINE_BYTES} bytes");
+            let kept = if self.buffer.len() > MAX_RAW_BYTES {
+                format!("; only its first {MAX_RAW_BYTES} bytes are kept")
+            } else {
+                String::new()
+            };
+            let message = format!("the line is longer than {MAX_LINE_BYTES} bytes{kept}");
             return Some(Err(self.error(InputErrorKind::Malformed, message)));
         }
         match String::from_utf8(std::mem::take(&mut self.buffer)) {

@@ -45,11 +45,16 @@ impl FromStr for OnError {
 
 /// Appends rejected records to a CSV file with columns
 /// `source,line,field,error,raw` (`field` empty when no single field is at
-/// fault; `error` is the message without location). The header is written
-/// only when the file is new or empty. Every record is flushed at once.
+/// fault; `error` is the message without location; `raw` the line's bytes exactly as read,
+/// without its terminator, non-UTF-8 bytes too, quoted as CSV needs: a CSV reader gives them
+/// back byte for byte). A line longer than [`crate::source::MAX_RAW_BYTES`] keeps its first
+/// bytes only, the `error` column says so, and [`DeadLetterWriter::cut`] counts it. The header
+/// is written only when the file is new or empty. Every record is flushed at once.
 pub struct DeadLetterWriter {
     name: String,
     writer: csv::Writer<Box<dyn Write + Send>>,
+    /// Records written whose raw line was cut.
+    cut: u64,
     /// The file, when opened by [`DeadLetterWriter::create`]: synced and measured for a
     /// checkpoint ([`DeadLetterWriter::sync`]).
     file: Option<std::fs::File>,
@@ -130,6 +135,7 @@ impl DeadLetterWriter {
         Ok(DeadLetterWriter {
             name: name.into(),
             writer,
+            cut: 0,
             file: None,
         })
     }
@@ -137,6 +143,12 @@ impl DeadLetterWriter {
     /// The file name used in error messages.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The records written (by this writer) whose line was longer than
+    /// [`crate::source::MAX_RAW_BYTES`], so that `raw` holds its first bytes only.
+    pub fn cut(&self) -> u64 {
+        self.cut
     }
 
     /// Appends one rejected record and flushes.
@@ -147,12 +159,13 @@ impl DeadLetterWriter {
     pub fn write(&mut self, err: &InputError) -> io::Result<()> {
         let line = err.line.to_string();
         self.writer.write_record([
-            err.source_name.as_str(),
-            line.as_str(),
-            err.field.as_deref().unwrap_or(""),
-            err.message.as_str(),
-            err.raw.as_str(),
+            err.source_name.as_bytes(),
+            line.as_bytes(),
+            err.field.as_deref().unwrap_or("").as_bytes(),
+            err.message.as_bytes(),
+            &err.raw,
         ])?;
+        self.cut += u64::from(err.raw_cut);
         self.writer.flush()
     }
 }
@@ -226,7 +239,8 @@ mod tests {
             line: 3,
             field: None,
             message: "bad".into(),
-            raw: "x".into(),
+            raw: b"x".to_vec(),
+            raw_cut: false,
             kind: InputErrorKind::Malformed,
         };
         let mut fail = ErrorPolicy::new(OnError::Fail);

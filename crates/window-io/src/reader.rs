@@ -3,7 +3,9 @@
 //! `parse.rs`).
 //!
 //! A line is parsed where it lies in the input's buffer when it fits there (nearly always), and
-//! copied only when it crosses the end of the buffer. The key reaches the caller as a slice of
+//! copied only when it crosses the end of the buffer (or, in CSV, when a quoted field holds a line
+//! break: the record's lines are joined in a buffer of their own). A line that is rejected keeps
+//! its bytes, up to [`MAX_RAW_BYTES`], for the dead letters. The key reaches the caller as a slice of
 //! the line: [`EventReader::next_event`] turns it into a `String` for the iterator, and
 //! [`EventReader::next_keyed`] into a [`crate::KeyId`] (or anything else) without allocating.
 
@@ -15,7 +17,7 @@ use std::sync::atomic::Ordering;
 use crate::error::{InputError, InputErrorKind};
 use crate::parse::Parser;
 use crate::source::{
-    CsvHeader, Event, FieldNames, FieldUse, InputFormat, Progress, MAX_LINE_BYTES,
+    CsvHeader, Event, FieldNames, FieldUse, InputFormat, Progress, MAX_LINE_BYTES, MAX_RAW_BYTES,
 };
 
 /// How far an [`EventReader`] has read: what a checkpoint records, so that a restarted job
@@ -38,8 +40,9 @@ enum Line<'a> {
     Eof,
     /// A complete line.
     Whole(&'a [u8]),
-    /// A line longer than [`MAX_LINE_BYTES`]: its first bytes; the rest was discarded.
-    TooLong(&'a [u8]),
+    /// A line longer than [`MAX_LINE_BYTES`]: its bytes, at most [`MAX_RAW_BYTES`] of them (the
+    /// rest was discarded), and its length in bytes.
+    TooLong { kept: &'a [u8], len: u64 },
 }
 
 /// The bytes of a stream, line by line: the input, what of its buffer the last line took, and
@@ -71,6 +74,10 @@ impl Lines {
     /// The next line and the bytes it took from the input (with its terminator).
     fn next_line(&mut self) -> io::Result<(Line<'_>, usize)> {
         self.input.consume(std::mem::take(&mut self.pending));
+        if self.copied.capacity() > 4 * MAX_LINE_BYTES {
+            // The copy of a too-long line is not held on to.
+            self.copied = Vec::new();
+        }
         let (len, newline) = {
             let buf = fill(&mut *self.input)?;
             (buf.len(), memchr::memchr(b'\n', buf))
@@ -90,10 +97,12 @@ impl Lines {
     }
 
     /// A line that crosses the end of the input's buffer (or is too long): copied, keeping at
-    /// most [`MAX_LINE_BYTES`] + 1 bytes of it.
+    /// most [`MAX_RAW_BYTES`] bytes of it.
     fn copy_line(&mut self) -> io::Result<(Line<'_>, usize)> {
         self.copied.clear();
         let mut consumed = 0;
+        // The line's length without its `\n`, and its last byte.
+        let (mut len, mut last) = (0_u64, None);
         let mut ended = false;
         while !ended {
             let buf = fill(&mut *self.input)?;
@@ -107,22 +116,29 @@ impl Lines {
                 }
                 None => (buf.len(), buf),
             };
-            let room = (MAX_LINE_BYTES + 1).saturating_sub(self.copied.len());
+            let room = MAX_RAW_BYTES.saturating_sub(self.copied.len());
             self.copied
                 .extend_from_slice(&line_part[..line_part.len().min(room)]);
+            len += line_part.len() as u64;
+            last = line_part.last().copied().or(last);
             self.input.consume(take);
             consumed += take;
         }
-        if self.copied.len() > MAX_LINE_BYTES {
-            self.copied.truncate(MAX_LINE_BYTES);
-            return Ok((Line::TooLong(&self.copied), consumed));
+        if ended && last == Some(b'\r') {
+            // The `\r` of a `\r\n`.
+            len -= 1;
+            self.copied.truncate(self.copied.len().min(len as usize));
         }
-        let line = if ended {
-            strip_cr(&self.copied)
-        } else {
-            &self.copied[..]
-        };
-        Ok((Line::Whole(line), consumed))
+        if len > MAX_LINE_BYTES as u64 {
+            return Ok((
+                Line::TooLong {
+                    kept: &self.copied,
+                    len,
+                },
+                consumed,
+            ));
+        }
+        Ok((Line::Whole(&self.copied), consumed))
     }
 }
 
@@ -152,6 +168,11 @@ pub struct EventReader {
     done: bool,
     /// Bytes of the stream consumed so far (see [`ReadPosition::offset`]).
     offset: u64,
+    /// Physical lines read so far (see [`ReadPosition::line`]); the parser's line is the
+    /// current record's first.
+    physical: u64,
+    /// The physical lines of a CSV record whose quoted field spans lines, joined.
+    joined: Vec<u8>,
 }
 
 impl fmt::Debug for EventReader {
@@ -161,7 +182,7 @@ impl fmt::Debug for EventReader {
             .field("format", &self.parser.format)
             .field("fields", &self.parser.fields)
             .field("header_mode", &self.parser.header_mode)
-            .field("line", &self.parser.line_no)
+            .field("line", &self.physical)
             .field("bytes_read", &self.progress.bytes_read())
             .field("done", &self.done)
             .finish_non_exhaustive()
@@ -210,6 +231,8 @@ impl EventReader {
             count_lines,
             done: false,
             offset: 0,
+            physical: 0,
+            joined: Vec::new(),
         }
     }
 
@@ -239,7 +262,7 @@ impl EventReader {
 
     /// The number of physical lines read so far.
     pub fn lines_read(&self) -> u64 {
-        self.parser.line_no
+        self.physical
     }
 
     /// Bytes read so far (see [`Progress::bytes_read`]).
@@ -262,7 +285,7 @@ impl EventReader {
     pub fn read_position(&self) -> ReadPosition {
         ReadPosition {
             offset: self.offset,
-            line: self.parser.line_no,
+            line: self.physical,
         }
     }
 
@@ -288,7 +311,7 @@ impl EventReader {
                 ),
                 b"",
             );
-            e.line = r.parser.line_no;
+            e.line = r.physical;
             e
         };
         let mut ended = false;
@@ -311,27 +334,42 @@ impl EventReader {
                     ended = true;
                     break;
                 }
-                Line::TooLong(_) => {
-                    self.parser.line_no += 1;
+                Line::TooLong { .. } => {
+                    self.physical += 1;
                     continue;
                 }
                 Line::Whole(raw) => raw,
             };
-            self.parser.line_no += 1;
+            self.physical += 1;
+            let terminator = consumed - raw.len();
             let raw = match raw.strip_prefix(b"\xEF\xBB\xBF") {
-                Some(rest) if self.parser.line_no == 1 => rest,
+                Some(rest) if self.physical == 1 => rest,
                 _ => raw,
             };
-            if !is_blank(raw) && self.parser.header_pending() {
-                // A bad line before the position was reported by the earlier reader, which went
-                // on after it; only an error that stops reading stops here too.
-                match self.parser.parse(raw) {
-                    Err(err) if err.is_fatal() => {
-                        self.done = true;
-                        return Err(err);
-                    }
-                    _ => {}
+            if is_blank(raw) || !self.parser.header_pending() {
+                continue;
+            }
+            // A bad line before the position was reported by the earlier reader, which went
+            // on after it; only an error that stops reading stops here too.
+            self.parser.line_no = self.physical;
+            let raw = if quote_open(raw) {
+                self.joined.clear();
+                self.joined.extend_from_slice(raw);
+                push_terminator(&mut self.joined, terminator);
+                match self.join_rest() {
+                    Ok(()) => &self.joined[..],
+                    Err(err) if err.is_fatal() => return Err(err),
+                    Err(_) => continue,
                 }
+            } else {
+                raw
+            };
+            match self.parser.parse(raw) {
+                Err(err) if err.is_fatal() => {
+                    self.done = true;
+                    return Err(err);
+                }
+                _ => {}
             }
         }
         if ended {
@@ -340,13 +378,89 @@ impl EventReader {
         if self.offset != position.offset {
             return Err(changed(self, "no line ends there"));
         }
-        if self.parser.line_no != position.line {
+        if self.physical != position.line {
             return Err(changed(
                 self,
-                &format!("it is line {} there", self.parser.line_no),
+                &format!("it is line {} there", self.physical),
             ));
         }
         Ok(())
+    }
+
+    /// Reads the physical lines after a CSV line whose quoted field is still open at its end (in
+    /// `joined`, with its terminator) into `joined`, each with its terminator but the last, until
+    /// the quote closes: a quoted field may hold line breaks (RFC 4180, as the csv crate reads
+    /// it). The record keeps the number of its first line (the parser's).
+    ///
+    /// # Errors
+    /// A read error (fatal: the reader ends); the input ends with the quote open, or the record
+    /// grows longer than [`MAX_LINE_BYTES`] (malformed: reading goes on after the lines read).
+    fn join_rest(&mut self) -> Result<(), InputError> {
+        let mut state = scan_quotes(Scan::FieldStart, &self.joined);
+        loop {
+            let (line, consumed) = match self.lines.next_line() {
+                Ok(read) => read,
+                Err(e) => {
+                    self.done = true;
+                    let mut err = self.parser.error(
+                        InputErrorKind::Io,
+                        None,
+                        format!("read error: {e}"),
+                        b"",
+                    );
+                    err.line = self.physical + 1;
+                    return Err(err);
+                }
+            };
+            self.offset += consumed as u64;
+            if self.count_lines {
+                self.progress
+                    .bytes
+                    .fetch_add(consumed as u64, Ordering::Relaxed);
+            }
+            let line = match line {
+                Line::Eof => {
+                    let message = "a quoted field opened on this line is not closed before the \
+                                   end of the input";
+                    return Err(self.unclosed(message.to_owned(), false));
+                }
+                Line::TooLong { kept, len } => {
+                    self.physical += 1;
+                    self.joined.extend_from_slice(kept);
+                    let cut = (kept.len() as u64) < len;
+                    return Err(self.unclosed(self.too_long_record(), cut));
+                }
+                Line::Whole(line) => line,
+            };
+            self.physical += 1;
+            state = scan_quotes(state, line);
+            self.joined.extend_from_slice(line);
+            if state != Scan::Quoted {
+                return Ok(());
+            }
+            push_terminator(&mut self.joined, consumed - line.len());
+            if self.joined.len() > MAX_LINE_BYTES {
+                return Err(self.unclosed(self.too_long_record(), false));
+            }
+        }
+    }
+
+    /// The message for a record whose quoted field does not close within [`MAX_LINE_BYTES`].
+    fn too_long_record(&self) -> String {
+        format!(
+            "the record starting on this line is longer than {MAX_LINE_BYTES} bytes: a quoted \
+             field opened on it is not closed within that (its {} lines are skipped)",
+            self.physical + 1 - self.parser.line_no
+        )
+    }
+
+    /// A malformed-record error about the joined lines, `cut` when not all their bytes are kept.
+    fn unclosed(&self, message: String, cut: bool) -> InputError {
+        let mut err = self
+            .parser
+            .error(InputErrorKind::Malformed, None, message, &self.joined);
+        err.raw_cut = cut;
+        err
     }
 
     /// The next record as an event with a `String` key (what the iterator yields).
@@ -374,7 +488,7 @@ impl EventReader {
                         format!("read error: {e}"),
                         b"",
                     );
-                    err.line = self.parser.line_no + 1;
+                    err.line = self.physical + 1;
                     return Some(Err(err));
                 }
             };
@@ -389,26 +503,35 @@ impl EventReader {
                     self.done = true;
                     return None;
                 }
-                Line::TooLong(raw) => {
-                    self.parser.line_no += 1;
-                    return Some(Err(self.parser.error(
-                        InputErrorKind::Malformed,
-                        None,
-                        format!("line is longer than {MAX_LINE_BYTES} bytes"),
-                        raw,
-                    )));
+                Line::TooLong { kept, len } => {
+                    self.physical += 1;
+                    self.parser.line_no = self.physical;
+                    return Some(Err(too_long(&self.parser, kept, len)));
                 }
                 Line::Whole(raw) => raw,
             };
-            self.parser.line_no += 1;
+            self.physical += 1;
+            self.parser.line_no = self.physical;
+            let terminator = consumed - raw.len();
             let raw = match raw.strip_prefix(b"\xEF\xBB\xBF") {
-                Some(rest) if self.parser.line_no == 1 => rest,
+                Some(rest) if self.physical == 1 => rest,
                 _ => raw,
             };
             // A blank line (empty, or only spaces and tabs) holds no record, in either format.
             if is_blank(raw) {
                 continue;
             }
+            let raw = if self.parser.format == InputFormat::Csv && quote_open(raw) {
+                self.joined.clear();
+                self.joined.extend_from_slice(raw);
+                push_terminator(&mut self.joined, terminator);
+                if let Err(err) = self.join_rest() {
+                    return Some(Err(err));
+                }
+                &self.joined[..]
+            } else {
+                raw
+            };
             match self.parser.parse(raw) {
                 Ok(Some(r)) => {
                     return Some(Ok(Event {
@@ -429,6 +552,62 @@ impl EventReader {
         }
         None
     }
+}
+
+/// The error for a line longer than [`MAX_LINE_BYTES`], with the bytes `kept` of its `len`.
+fn too_long(parser: &Parser, kept: &[u8], len: u64) -> InputError {
+    let cut = (kept.len() as u64) < len;
+    let kept_note = if cut {
+        format!("; only its first {} bytes are kept", kept.len())
+    } else {
+        String::new()
+    };
+    let mut err = parser.error(
+        InputErrorKind::Malformed,
+        None,
+        format!("line is longer than {MAX_LINE_BYTES} bytes ({len} bytes{kept_note})"),
+        kept,
+    );
+    err.raw_cut = cut;
+    err
+}
+
+/// Where a CSV scan is, as the csv crate reads a line: at the start of a field, in an unquoted
+/// one, in a quoted one, or just after a quote in a quoted one (which closes it unless another
+/// quote follows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    FieldStart,
+    Unquoted,
+    Quoted,
+    AfterQuote,
+}
+
+/// The state after reading `bytes` from `state`, with csv-core's rules: a quote opens a quoted
+/// field only at the start of a field, `""` in one is a quote, and outside quotes a comma, `\r`
+/// or `\n` ends the field.
+fn scan_quotes(mut state: Scan, bytes: &[u8]) -> Scan {
+    for &b in bytes {
+        state = match (state, b) {
+            (Scan::Quoted, b'"') => Scan::AfterQuote,
+            (Scan::Quoted, _) => Scan::Quoted,
+            (Scan::AfterQuote, b'"') | (Scan::FieldStart, b'"') => Scan::Quoted,
+            (_, b',' | b'\r' | b'\n') => Scan::FieldStart,
+            _ => Scan::Unquoted,
+        };
+    }
+    state
+}
+
+/// Whether a CSV line ends inside a quoted field (its record goes on on the next line).
+#[inline]
+fn quote_open(line: &[u8]) -> bool {
+    memchr::memchr(b'"', line).is_some() && scan_quotes(Scan::FieldStart, line) == Scan::Quoted
+}
+
+/// Appends a line's terminator, of `len` bytes (`\n`, `\r\n`, or none at the end of input).
+fn push_terminator(joined: &mut Vec<u8>, len: usize) {
+    joined.extend_from_slice(&b"\r\n"[2 - len.min(2)..]);
 }
 
 impl Iterator for EventReader {

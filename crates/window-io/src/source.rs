@@ -13,16 +13,23 @@
 //!   fields are looked up by header name (extra columns are ignored), or by
 //!   column number from 1 for a number no column is named; without a header
 //!   ([`CsvHeader::Absent`]) every field is a column number. Quoted
-//!   fields (`"a,b"`, `"say ""hi"""`) are handled by the `csv` crate. One
-//!   record is one physical line: a quoted field cannot contain a line break.
-//!   Blank lines are skipped. For a **socket** source the header is optional:
+//!   fields (`"a,b"`, `"say ""hi"""`) are handled by the `csv` crate. A
+//!   record is one physical line, except that a quoted field may hold line
+//!   breaks (RFC 4180; what the CSV writers write for a key with one): its
+//!   record then takes the following lines up to the closing quote, and errors
+//!   about it name its first line. A quote opens a quoted field only at the
+//!   start of a field (`a"b` is three characters), as the `csv` crate reads
+//!   it; a quoted field still open at the end of the input, or a record longer
+//!   than [`MAX_LINE_BYTES`], is a malformed record. Blank lines are skipped.
+//!   For a **socket** source the header is optional:
 //!   if the first line has a field equal to the time field name it is the
 //!   header, otherwise the columns are `time,key,value` in that order and the
 //!   first line is data ([`CsvHeader::Detect`]).
 //! * **JSON lines** ([`InputFormat::Jsonl`]): one JSON object per line. The
 //!   timestamp is a JSON integer or a string holding one; the key is a string
-//!   or a number (converted to its text); the value is a JSON number or a
-//!   numeric string. Blank lines are skipped.
+//!   or a number (its text as written: `1e2`, `1E2` and `100` are three keys,
+//!   as they would be in CSV); the value is a JSON number or a numeric string.
+//!   Blank lines are skipped.
 //!
 //! Empty keys are rejected in both formats, as are `NaN` and infinite values.
 //! Several key fields (`FieldNames::key` = `a,b`) key by the tuple
@@ -32,7 +39,8 @@
 //! # Errors
 //!
 //! A bad record yields an [`InputError`] naming the source, the 1-based
-//! physical line, the field and the offending text, and carrying the raw line;
+//! physical line, the field and the offending text, and carrying the line's
+//! bytes as read (up to [`MAX_RAW_BYTES`]; a dead-letter file keeps them);
 //! reading then continues with the next line. Two kinds are fatal and end the
 //! stream: a CSV header lacking a configured field, and an I/O failure
 //! ([`InputErrorKind::is_fatal`]). What to do with the non-fatal ones is the
@@ -52,8 +60,13 @@ pub use crate::policy::{DeadLetterWriter, ErrorPolicy, OnError, DEAD_LETTER_HEAD
 pub use crate::reader::{EventReader, ReadPosition};
 
 /// Lines longer than this many bytes (without terminator) are rejected as
-/// malformed, so that a peer that never sends a newline cannot exhaust memory.
+/// malformed (a CSV record whose quoted field spans lines, too: its lines together).
 pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The most bytes of one rejected line kept in [`InputError::raw`] (for a dead-letter file):
+/// 64 MiB. A line up to this long is kept whole, a longer one cut (`raw_cut`, said in the
+/// error's message), so that a peer that never sends a newline cannot exhaust memory.
+pub const MAX_RAW_BYTES: usize = 64 << 20;
 
 /// Read buffer size for files, stdin and sockets.
 const READ_BUFFER_BYTES: usize = 64 * 1024;

@@ -194,16 +194,16 @@ fn every_csv_error_kind_with_its_location() {
             (got, want) => panic!("got {got:?}, want {want:?}"),
         }
     }
-    // The raw text of the line is kept, without terminator.
-    let raw: Vec<&str> = items
+    // The bytes of the line are kept as read (not UTF-8 too), without terminator.
+    let raw: Vec<&[u8]> = items
         .iter()
         .filter_map(|i| i.as_ref().err())
-        .map(|e| e.raw.as_str())
+        .map(|e| &e.raw[..])
         .collect();
-    assert_eq!(raw[0], "2,b");
-    assert_eq!(raw[1], "3,c,abc");
-    assert_eq!(raw[8], "\u{fffd}\u{fffd},i,1");
-    assert_eq!(raw[9], "14,n,1,extra");
+    assert_eq!(raw[0], b"2,b");
+    assert_eq!(raw[1], b"3,c,abc");
+    assert_eq!(raw[8], b"\xff\xfe,i,1");
+    assert_eq!(raw[9], b"14,n,1,extra");
 }
 
 #[test]
@@ -214,7 +214,7 @@ fn csv_header_without_a_configured_field_is_fatal() {
     assert!(err.is_fatal());
     assert_eq!(err.line, 1);
     assert_eq!(err.field.as_deref(), Some("event_time_ms"));
-    assert_eq!(err.raw, "time,key,value");
+    assert_eq!(err.raw, b"time,key,value");
     assert!(
         err.to_string().starts_with(
             "t.csv:1: field 'event_time_ms': no such column in the CSV header (columns: \"time\", \"key\", \"value\")"
@@ -402,7 +402,7 @@ fn every_jsonl_error_kind_with_its_location() {
         assert_eq!(err.kind, *kind, "{err}");
         assert_eq!(err.field.as_deref(), *field, "{err}");
         assert_eq!(err.message, *message);
-        assert_eq!(err.raw, *line);
+        assert_eq!(err.raw, line.as_bytes());
         let prefix = match field {
             Some(f) => format!("t.csv:{}: field '{f}': ", i + 1),
             None => format!("t.csv:{}: ", i + 1),

@@ -187,8 +187,9 @@ pub(crate) struct RunArgs {
     pub(crate) evictor: Option<EvictorSpec>,
 
     /// Write late (dropped) elements to this file (CSV event_time_ms,key,value,watermark, or
-    /// JSON lines for a .jsonl name). Without it late elements are only counted.
-    #[arg(long, value_name = "PATH")]
+    /// JSON lines for a .jsonl name); `-` is stdout, with the results in a file (--output).
+    /// Without it late elements are only counted.
+    #[arg(long, value_name = "PATH|-")]
     pub(crate) late_output: Option<PathBuf>,
 
     /// Write results to this file instead of stdout: JSON lines for a name ending in .jsonl,
@@ -207,8 +208,9 @@ pub(crate) struct RunArgs {
     pub(crate) on_error: OnError,
 
     /// With --on-error skip: append every skipped line to this CSV file
-    /// (source,line,field,error,raw).
-    #[arg(long, value_name = "PATH")]
+    /// (source,line,field,error,raw; raw is the line's bytes as read); `-` is stdout, with the
+    /// results in a file (--output).
+    #[arg(long, value_name = "PATH|-")]
     pub(crate) dead_letter: Option<PathBuf>,
 
     /// Stop with an error before the native operator holds more window states than this (each

@@ -64,6 +64,7 @@ use engine::io::{
 use engine::job::duration::parse_duration;
 
 use crate::args::InputArgs;
+use crate::run::Usage;
 use rows::{sort_batch, Row, RowSink, Value};
 use span::{batch_time, event_batches, last_window, Durations};
 
@@ -285,16 +286,23 @@ fn plan(args: &DstreamArgs) -> Result<Plan> {
 /// interval (Spark's message), no input named and the bundled data not found (naming where it
 /// was looked for), an input that cannot be opened or a bad record (naming source, line and
 /// field), an output that cannot be written, an input spanning more than [`MAX_BATCHES`]
-/// batches, batch or window times outside `i64` (naming the event, flags and limit).
+/// batches, batch or window times outside `i64` (naming the event, flags and limit). The
+/// errors of the flags themselves (the first two, and an `--output` that is the input) are
+/// [`Usage`] errors (exit 2); the others exit with 1.
 pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
-    let plan = plan(args)?;
+    // Flags that do not fit together are usage errors (exit 2), as `windowctl run`'s and clap's
+    // own; what fails while the job runs (an input, the data's span) exits with 1.
+    let usage = |e: anyhow::Error| anyhow::Error::from(Usage::from(e));
+    let plan = plan(args).map_err(usage)?;
     let spec = match &args.input {
         Some(input) => InputSpec::parse(input),
         None => InputSpec::File(find_bundled_data()?),
     };
     if let (InputSpec::File(input), Some(output)) = (&spec, args.output.as_deref()) {
         if output != "-" && same_file(input, Path::new(output)) {
-            bail!("--output {output} is also the input: writing it would destroy the input");
+            return Err(usage(anyhow!(
+                "--output {output} is also the input: writing it would destroy the input"
+            )));
         }
     }
     let format = args.input_args.format.unwrap_or_else(|| match &spec {
@@ -358,7 +366,8 @@ fn run_on<W: Write>(
     let (queue, input) = ssc.queue_input_with::<(String, f64)>(Retention::UntilForgotten);
     let rows: Rows = Rc::new(RefCell::new(Vec::new()));
     let outputs = Rc::new(RefCell::new(0_u64));
-    build(&input, plan, &rows, &outputs)?;
+    // Spark's checks of the window and slide against the batch interval: flags that do not fit.
+    build(&input, plan, &rows, &outputs).map_err(|e| anyhow::Error::from(Usage::from(e)))?;
 
     let by_event = match plan.batches_by {
         BatchesBy::Event => Some(read_by_event_time(&mut reader, plan)?),

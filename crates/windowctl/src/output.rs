@@ -30,8 +30,8 @@ mod ahead;
 mod gzip;
 
 use ahead::SyncAhead;
-pub(crate) use gzip::{create_maybe_gzip, is_gzip_name};
-use gzip::{stdout_was_closed, Out, Plain};
+pub(crate) use gzip::{create_maybe_gzip, is_gzip_name, stdout_was_closed};
+use gzip::{Out, Plain};
 
 /// One row as the operator's thread hands it over: what the writers need, no text.
 #[derive(Clone, Copy, Debug)]

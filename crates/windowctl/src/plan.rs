@@ -5,7 +5,7 @@
 //! Every check runs on the resolved job, whichever way a setting was given, and names the flag
 //! or the file and key the setting came from.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 use engine::assigners::TimeDomain;
@@ -292,15 +292,19 @@ fn watermarks(
 }
 
 /// Refuses to write an output over an input or over another output: `--output data.csv
-/// --input data.csv` would truncate the input before reading it.
+/// --input data.csv` would truncate the input before reading it, and two outputs in one place
+/// (one file, or standard output: the results without `--output FILE`, and any output named
+/// `-`) would mix two kinds of rows.
 fn check_distinct_files(
     outputs: &Outputs,
     inputs: &[(InputSpec, InputFormat)],
     o: Origins<'_>,
 ) -> Result<()> {
     // Standard input redirected from a file (`< results.csv`) is that file: on Linux
-    // /dev/stdin leads to it, and the same-file test compares device and inode.
+    // /dev/stdin leads to it, and the same-file test compares device and inode; standard
+    // output likewise (`>> data.csv`).
     let stdin = PathBuf::from("/dev/stdin");
+    let stdout = PathBuf::from("/dev/stdout");
     let inputs: Vec<&PathBuf> = inputs
         .iter()
         .filter_map(|(spec, _)| match spec {
@@ -309,52 +313,98 @@ fn check_distinct_files(
             InputSpec::Socket(_) => None,
         })
         .collect();
-    let mut files: Vec<(Field, PathBuf)> = Vec::new();
-    if let Some(out) = outputs.output.as_deref().filter(|out| *out != "-") {
-        files.push((OUTPUT, PathBuf::from(out)));
-    }
+    let place = |p: &Path| {
+        if p == Path::new("-") {
+            stdout.clone()
+        } else {
+            p.to_owned()
+        }
+    };
+    let mut files: Vec<(Field, PathBuf)> = vec![(
+        OUTPUT,
+        place(Path::new(outputs.output.as_deref().unwrap_or("-"))),
+    )];
     if let Some(p) = &outputs.late_output {
-        files.push((LATE_OUTPUT, p.clone()));
+        files.push((LATE_OUTPUT, place(p)));
     }
     if let Some(p) = &outputs.dead_letter {
-        files.push((DEAD_LETTER, p.clone()));
+        files.push((DEAD_LETTER, place(p)));
     }
+    // How a message names an output's place: standard output as `-`, or the results when no
+    // --output was given.
+    let shown = |field: Field, path: &Path| match (path == stdout, field == OUTPUT) {
+        (true, true) if outputs.output.is_none() => {
+            "(none given: the results go to standard output)".to_owned()
+        }
+        (true, _) => "- (standard output)".to_owned(),
+        (false, _) => path.display().to_string(),
+    };
     for (i, (field, path)) in files.iter().enumerate() {
         if let Some(input) = inputs.iter().find(|input| same_file(input, path)) {
-            if **input == stdin {
-                bail!(
-                    "{} {}: standard input (--input -) is read from that file; writing it would \
-                     destroy the input",
-                    o.subject(*field),
-                    path.display()
-                );
-            }
-            if *input == path {
-                bail!(
-                    "{} {} is also an input: writing it would destroy the input",
-                    o.subject(*field),
-                    path.display()
-                );
-            }
-            bail!(
-                "{} {} is also an input: it is the same file as the input {} (same device \
-                 and inode); writing it would destroy the input",
-                o.subject(*field),
-                path.display(),
-                input.display()
-            );
+            input_conflict(o, *field, &shown(*field, path), input, path, &stdin)?;
         }
-        if let Some((other, _)) = files[..i].iter().find(|(_, p)| same_file(p, path)) {
+        let Some((other, p)) = files[..i]
+            .iter()
+            .find(|(_, p)| (*p == stdout && *path == stdout) || same_file(p, path))
+        else {
+            continue;
+        };
+        if *path == stdout && *p == stdout {
+            let hint = if *other == OUTPUT {
+                format!("give the results a file with {} FILE", o.name(OUTPUT))
+            } else {
+                "give one of them a file".to_owned()
+            };
             bail!(
-                "{}{} {} is also given to {}: each output needs its own file",
+                "{}{} {} and {} {} both write to standard output, which would mix their rows; \
+                 {hint}",
                 o.prefix(&[*field, *other]),
+                o.name(*other),
+                shown(*other, p),
                 o.name(*field),
-                path.display(),
-                o.name(*other)
+                shown(*field, path),
             );
         }
+        bail!(
+            "{}{} {} is also given to {}: each output needs its own file",
+            o.prefix(&[*field, *other]),
+            o.name(*field),
+            shown(*field, path),
+            o.name(*other)
+        );
     }
     Ok(())
+}
+
+/// The error for the output `field` (`shown` as the message shows it, at `path`) that is the
+/// file of `input`.
+fn input_conflict(
+    o: Origins<'_>,
+    field: Field,
+    shown: &str,
+    input: &Path,
+    path: &Path,
+    stdin: &Path,
+) -> Result<()> {
+    if input == stdin {
+        bail!(
+            "{} {shown}: standard input (--input -) is read from that file; writing it would \
+             destroy the input",
+            o.subject(field)
+        );
+    }
+    if input == path {
+        bail!(
+            "{} {shown} is also an input: writing it would destroy the input",
+            o.subject(field)
+        );
+    }
+    bail!(
+        "{} {shown} is also an input: it is the same file as the input {} (same device \
+         and inode); writing it would destroy the input",
+        o.subject(field),
+        input.display()
+    );
 }
 
 mod fields;

@@ -22,7 +22,7 @@ use engine::runtime::{
 
 use crate::args::RunArgs;
 use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
-use crate::output::{is_gzip_name, OutputMarks, OutputSink};
+use crate::output::{is_gzip_name, stdout_was_closed, OutputMarks, OutputSink};
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
@@ -199,6 +199,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         started.elapsed(),
         stopped.is_some(),
     );
+    report_cut_dead_letters(rt.error_policy());
     if let Some(c) = &checkpoints {
         c.report();
     }
@@ -276,6 +277,19 @@ fn build_runtime(
     rt
 }
 
+/// Says on stderr how many dead letters hold only the first bytes of their line (the lines
+/// longer than `MAX_RAW_BYTES`), if any.
+fn report_cut_dead_letters(policy: &ErrorPolicy) {
+    let cut = policy.dead_letter.as_ref().map_or(0, DeadLetterWriter::cut);
+    if cut > 0 {
+        eprintln!(
+            "windowctl: {cut} dead letters hold only the first {} MiB of their line (longer \
+             lines are cut there; their error column says how long the line is)",
+            engine::io::source::MAX_RAW_BYTES >> 20
+        );
+    }
+}
+
 /// The job's error policy, with the dead-letter file (cut back to the checkpoint's length on a
 /// resume, `marks`).
 ///
@@ -285,6 +299,18 @@ fn error_policy(plan: &Plan, marks: Option<&OutputMarks>) -> Result<ErrorPolicy>
     let mut policy = ErrorPolicy::new(plan.outputs.on_error);
     if let Some(p) = &plan.outputs.dead_letter {
         let name = plan.outputs.dead_letter_name.clone();
+        if p.as_os_str() == "-" {
+            // Standard output (the plan made sure the results are not there).
+            if stdout_was_closed() {
+                bail!(
+                    "{name} -: standard output is closed (the job was started with >&-): the \
+                     dead letters would be lost; give {name} FILE"
+                );
+            }
+            let writer = DeadLetterWriter::from_writer(Box::new(std::io::stdout()), "stdout", true)
+                .with_context(|| format!("{name} -: writing its header to standard output"))?;
+            return Ok(policy.with_dead_letter(writer));
+        }
         if let Some(len) = marks.and_then(|m| m.dead_letters) {
             cut_back(p, len).context(name.clone())?;
         }
@@ -471,6 +497,19 @@ impl Checkpoints {
             );
         }
         let o = &plan.outputs;
+        let named = [
+            (&o.late_output, &o.late_output_name),
+            (&o.dead_letter, &o.dead_letter_name),
+        ];
+        if let Some((_, name)) = named
+            .iter()
+            .find(|(p, _)| p.as_deref() == Some(Path::new("-")))
+        {
+            bail!(
+                "--checkpoint-dir needs {name} in a file: standard output (-) cannot be cut back \
+                 to a checkpoint when the job resumes"
+            );
+        }
         let outputs = [
             o.output.as_deref().filter(|p| *p != "-").map(Path::new),
             o.late_output.as_deref(),
@@ -623,7 +662,8 @@ fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<
                     "element ({timestamp}, {shown}) rejected by the window assigner: {err}"
                 ),
             },
-            raw: format!("{timestamp},{key},{raw_value}"),
+            raw: format!("{timestamp},{key},{raw_value}").into_bytes(),
+            raw_cut: false,
             kind: InputErrorKind::InvalidValue,
         }
     })

@@ -621,7 +621,8 @@ fn default_rejection<K, V>(
         line,
         field: None,
         message: format!("element at {timestamp} rejected: {}", rejected.error),
-        raw: String::new(),
+        raw: Vec::new(),
+        raw_cut: false,
         kind: InputErrorKind::InvalidValue,
     }
 }
