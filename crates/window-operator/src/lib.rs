@@ -43,6 +43,7 @@
 
 mod evictor;
 mod function;
+mod held;
 mod keys;
 mod merging;
 mod operator;
