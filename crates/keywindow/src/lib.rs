@@ -189,10 +189,19 @@ pub trait InOrderWindows<K, T> {
     /// Keys currently holding state.
     fn live_keys(&self) -> usize;
 
-    /// Windows (or slices), elements batched and keys held, with an estimate of their bytes,
-    /// from counters (O(1)): what a memory bound counts
-    /// ([`window_core::WindowComputation::held_state`]).
-    fn held(&self) -> HeldState;
+    /// Windows (or slices), elements batched and keys held, with an estimate of their bytes:
+    /// what a memory bound counts ([`window_core::WindowComputation::held_state`]), asked at
+    /// every batch boundary. [`KeyWindows`] and [`SlicedWindows`] answer from counters (O(1));
+    /// the default asks [`InOrderWindows::live_windows`] and [`InOrderWindows::live_keys`],
+    /// without a byte estimate.
+    fn held(&self) -> HeldState {
+        HeldState {
+            windows: self.live_windows(),
+            elements: 0,
+            keys: self.live_keys(),
+            bytes: 0,
+        }
+    }
 
     /// The window geometry.
     fn geometry(&self) -> SlidingGeometry;

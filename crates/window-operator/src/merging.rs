@@ -188,7 +188,11 @@ where
         match self.windows.insert(id, result, merged_state) {
             None => self.keys.slot_mut(id).windows += 1,
             // Not one of the merged windows, yet there: its timers stay live, now as orphans.
-            Some(mut old) => self.timers.adopt(id, result, &mut old.marks),
+            Some(mut old) => {
+                let held = Self::held_in(&self.function, &old.contents);
+                self.held_elements = self.held_elements.saturating_sub(held);
+                self.timers.adopt(id, result, &mut old.marks);
+            }
         }
         states.clear();
         self.merge_scratch.taken = taken;
