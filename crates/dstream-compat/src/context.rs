@@ -503,6 +503,26 @@ impl StreamingContext {
         self.inner.log.slice_log()
     }
 
+    /// Records the streams of the graph hold in the batches they remember (each stream once,
+    /// its batches by their length; a queue input's pushed batches are its remembered ones):
+    /// what grows with a job's input and window, for a memory bound between batches. Costs a
+    /// walk of the graph and of each stream's remembered batches (their number, not their
+    /// records). Spark keeps the same batches (as RDDs, cached when windows slice them).
+    #[must_use]
+    pub fn retained_records(&self) -> usize {
+        let outputs = self.inner.state.borrow().outputs.clone();
+        let mut stack: Vec<Rc<dyn AnyNode>> = outputs.iter().map(|o| o.parent()).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut records = 0;
+        while let Some(node) = stack.pop() {
+            if seen.insert(node.meta().id) {
+                records += node.retained();
+                stack.extend(node.dependencies());
+            }
+        }
+        records
+    }
+
     /// The stream graph as Spark describes it after `start()`: for each output operation in
     /// registration order, its stream and then, depth first, the streams it depends on, with
     /// their slide, remember duration and checkpoint interval.

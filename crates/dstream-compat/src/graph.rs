@@ -152,6 +152,8 @@ pub(crate) trait AnyNode {
     ) -> CodecResult<Option<Box<dyn Any>>>;
     /// Puts a state from [`decode_state`](Self::decode_state) of this stream in place.
     fn install_state(&self, decoded: Box<dyn Any>);
+    /// Records in the batches this stream remembers (one a batch, counted by its length).
+    fn retained(&self) -> usize;
 }
 
 /// How one kind of stream computes its batch at a valid time.
@@ -378,6 +380,10 @@ impl<T: 'static> AnyNode for Node<T> {
 
     fn install_state(&self, decoded: Box<dyn Any>) {
         self.op.install(self, decoded);
+    }
+
+    fn retained(&self) -> usize {
+        self.generated.borrow().values().map(|b| b.len()).sum()
     }
 }
 

@@ -19,8 +19,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use window_core::{
-    time, AggregateFunction, LateDataPolicy, LiveState, Rejected, SnapshotError, TimeWindow,
-    Timestamp, WindowComputation, WindowMetrics, WindowOutput,
+    time, AggregateFunction, HeldState, LateDataPolicy, LiveState, Rejected, SnapshotError,
+    TimeWindow, Timestamp, WindowComputation, WindowMetrics, WindowOutput, MAP_ENTRY_OVERHEAD,
 };
 
 use crate::sliced::{EmitMode, SlicedWindows};
@@ -300,6 +300,17 @@ where
             buffered: self.buffered(),
             timers: 0,
         }
+    }
+
+    /// The processor's, and the elements in the reordering buffer (bytes: each entry of the
+    /// buffer with its map allowance).
+    fn held_state(&self) -> HeldState {
+        let mut held = self.inner.held();
+        let buffered = self.buffered();
+        let entry = size_of::<(Timestamp, u64, K, T)>() + MAP_ENTRY_OVERHEAD;
+        held.elements += buffered;
+        held.bytes += buffered * entry;
+        held
     }
 
     /// Writes the buffered elements, the watermark and the late count, then the processor's

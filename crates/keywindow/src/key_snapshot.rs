@@ -69,6 +69,7 @@ where
     fn restore(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
         let (state, rest): (StateOwned<K, F::Acc>, _) = snapshot::read(bytes, &self.header())?;
         snapshot::at_end(rest, KIND)?;
+        self.windows_held = state.keys.states().map(|k| k.windows.len()).sum();
         self.keys = state.keys;
         self.fire = snapshot::queue_of(&state.fire);
         self.retire = snapshot::queue_of(&state.retire);

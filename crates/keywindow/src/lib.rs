@@ -54,7 +54,8 @@ use std::hash::Hash;
 
 use timer_service::TimerQueue;
 use window_core::{
-    AggregateFunction, ElementError, TimeWindow, Timestamp, Window, WindowMetrics, WindowOutput,
+    AggregateFunction, ElementError, HeldState, TimeWindow, Timestamp, Window, WindowMetrics,
+    WindowOutput, MAP_ENTRY_OVERHEAD,
 };
 
 /// Errors of this crate.
@@ -187,6 +188,20 @@ pub trait InOrderWindows<K, T> {
 
     /// Keys currently holding state.
     fn live_keys(&self) -> usize;
+
+    /// Windows (or slices), elements batched and keys held, with an estimate of their bytes:
+    /// what a memory bound counts ([`window_core::WindowComputation::held_state`]), asked at
+    /// every batch boundary. [`KeyWindows`] and [`SlicedWindows`] answer from counters (O(1));
+    /// the default asks [`InOrderWindows::live_windows`] and [`InOrderWindows::live_keys`],
+    /// without a byte estimate.
+    fn held(&self) -> HeldState {
+        HeldState {
+            windows: self.live_windows(),
+            elements: 0,
+            keys: self.live_keys(),
+            bytes: 0,
+        }
+    }
 
     /// The window geometry.
     fn geometry(&self) -> SlidingGeometry;
@@ -347,6 +362,8 @@ pub struct KeyWindows<K, T, F: AggregateFunction<T>> {
     /// Retention timers: a fired window is dropped when time reaches `end + size`.
     retire: TimerQueue<u32, i64>,
     time: Timestamp,
+    /// Windows held, all keys (kept as they come and go, so that counting costs nothing).
+    windows_held: usize,
     metrics: KeyWindowMetrics,
     _element: std::marker::PhantomData<fn(&T)>,
 }
@@ -376,6 +393,7 @@ where
             fire: TimerQueue::new(),
             retire: TimerQueue::new(),
             time: Timestamp::MIN,
+            windows_held: 0,
             metrics: KeyWindowMetrics::default(),
             _element: std::marker::PhantomData,
         }
@@ -393,7 +411,27 @@ where
 
     /// Windows currently held (fired ones kept for inheritance included).
     pub fn live_windows(&self) -> usize {
-        self.keys.states().map(|k| k.windows.len()).sum()
+        self.windows_held
+    }
+
+    /// Key windows and keys held; bytes: per key its state, its slot and one tree node (a
+    /// `BTreeMap` allocates a node of 11 entries for its first), per window beyond the first
+    /// node its entry, per window two timers (firing, retention).
+    pub fn held(&self) -> HeldState {
+        let entry = size_of::<(i64, KeyWin<F::Acc>)>();
+        let key = size_of::<KeyState<K, F::Acc>>()
+            + size_of::<(K, u32)>()
+            + 11 * entry
+            + 3 * MAP_ENTRY_OVERHEAD;
+        let timer = size_of::<(Timestamp, u32, i64)>() + MAP_ENTRY_OVERHEAD;
+        let (windows, keys) = (self.windows_held, self.keys.len());
+        let beyond = windows.saturating_sub(keys * 11);
+        HeldState {
+            windows,
+            elements: 0,
+            keys,
+            bytes: keys * key + beyond * (entry + MAP_ENTRY_OVERHEAD) + windows * 2 * timer,
+        }
     }
 
     /// Keys currently holding windows.
@@ -487,6 +525,7 @@ where
         }
         for start in created.into_iter().flatten() {
             self.metrics.key_windows_created += 1;
+            self.windows_held += 1;
             let end = g.window(start).max_timestamp();
             self.fire.register(end, slot, start);
         }
@@ -559,7 +598,9 @@ where
         let Some(state) = self.keys.get_mut(slot) else {
             return;
         };
-        state.windows.remove(&start);
+        if state.windows.remove(&start).is_some() {
+            self.windows_held -= 1;
+        }
         if state.windows.is_empty() {
             self.keys.release_with(slot, |s| &s.key);
         }
@@ -610,6 +651,10 @@ where
 
     fn live_keys(&self) -> usize {
         KeyWindows::live_keys(self)
+    }
+
+    fn held(&self) -> HeldState {
+        KeyWindows::held(self)
     }
 
     fn geometry(&self) -> SlidingGeometry {

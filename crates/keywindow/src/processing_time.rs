@@ -9,8 +9,8 @@
 use std::marker::PhantomData;
 
 use window_core::{
-    LiveState, Rejected, SnapshotError, TimeWindow, Timestamp, WindowComputation, WindowMetrics,
-    WindowOutput,
+    HeldState, LiveState, Rejected, SnapshotError, TimeWindow, Timestamp, WindowComputation,
+    WindowMetrics, WindowOutput,
 };
 
 use crate::snapshot::{self, Codec, Header};
@@ -140,6 +140,10 @@ where
             buffered: 0,
             timers: 0,
         }
+    }
+
+    fn held_state(&self) -> HeldState {
+        self.inner.held()
     }
 
     /// Writes the clock's last reading, then the processor's state

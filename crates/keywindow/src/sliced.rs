@@ -28,7 +28,7 @@
 
 use std::hash::Hash;
 
-use window_core::{AggregateFunction, TimeWindow, Timestamp, Window, WindowOutput};
+use window_core::{AggregateFunction, HeldState, TimeWindow, Timestamp, Window, WindowOutput};
 
 use crate::keys::KeySlots;
 use crate::schedule::FireSchedule;
@@ -746,6 +746,10 @@ where
 
     fn live_keys(&self) -> usize {
         SlicedWindows::live_keys(self)
+    }
+
+    fn held(&self) -> HeldState {
+        SlicedWindows::held(self)
     }
 
     fn geometry(&self) -> SlidingGeometry {

@@ -89,3 +89,44 @@ fn out_of_order_elements_are_refused() {
     );
     assert!(SlidingGeometry::new(10, 5, 5).is_err());
 }
+
+#[test]
+fn the_windows_held_are_counted_as_a_scan_counts_them() {
+    // Random in-order elements over 5 keys; after every call the counter equals a scan of the
+    // keys' windows, and a restored snapshot gives the same count.
+    let mut kw = KeyWindows::new(
+        SlidingGeometry::new(20, 5, 0).unwrap(),
+        NumericAggregate::Sum,
+    );
+    let scan = |kw: &KeyWindows<u32, f64, NumericAggregate>| -> usize {
+        kw.keys.states().map(|k| k.windows.len()).sum()
+    };
+    let mut out: Rows<u32, Option<f64>> = Rows::new();
+    let (mut seed, mut t, mut most) = (16_u64, 0_i64, 0);
+    for step in 0..2000 {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        t += ((seed >> 33) % 7) as i64;
+        if step % 10 == 9 {
+            kw.advance_time(t, &mut out);
+        } else {
+            kw.process(((seed >> 40) % 5) as u32, 1.0, t, &mut out)
+                .unwrap();
+        }
+        assert_eq!(kw.held().windows, scan(&kw));
+        assert_eq!(kw.live_windows(), scan(&kw));
+        most = most.max(kw.held().windows);
+        if step % 500 == 0 {
+            let mut bytes = Vec::new();
+            InOrderSnapshot::snapshot(&kw, &mut bytes).unwrap();
+            let mut fresh: KeyWindows<u32, f64, _> =
+                KeyWindows::new(kw.geometry(), NumericAggregate::Sum);
+            InOrderSnapshot::restore(&mut fresh, &bytes).unwrap();
+            assert_eq!(fresh.held(), kw.held());
+        }
+    }
+    assert!(most > 5, "{most}");
+    kw.advance_time(i64::MAX, &mut out);
+    assert_eq!(kw.held(), HeldState::default());
+}

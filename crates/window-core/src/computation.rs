@@ -379,6 +379,42 @@ pub struct LiveState {
     pub timers: usize,
 }
 
+/// What a [`WindowComputation`] holds that grows with its input, counted as a memory bound counts
+/// it (`windowctl --max-window-states`), and asked for at every batch boundary: every
+/// implementation here answers from counters it keeps, in O(1).
+///
+/// One state *entry* is one window state or one element held ([`HeldState::entries`]): what one
+/// entry is depends on the strategy (see the fields). Keys are counted apart, for the estimate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeldState {
+    /// Window states: one per (key, window) for Flink's operator (retired windows waiting for
+    /// their cleanup included), key windows for key windows (fired ones kept for inheritance
+    /// included), slices (partial aggregates) for sliced windows.
+    pub windows: usize,
+    /// Elements held: kept in the contents of windows that keep their elements (an evictor, a
+    /// list of elements: Flink's `ListState` of the `EvictingWindowOperator`), waiting in a
+    /// reordering buffer for the watermark, or batched before they are folded into slices.
+    pub elements: usize,
+    /// Keys holding state.
+    pub keys: usize,
+    /// An estimate of the bytes all of it takes, in bytes: the counts times the sizes of their
+    /// entries (`size_of` of the stored types plus an allowance for the maps that hold them).
+    /// Not a measurement: allocator slack and key text are not seen.
+    pub bytes: usize,
+}
+
+impl HeldState {
+    /// Window states and elements held: what a bound on states counts.
+    #[must_use]
+    pub const fn entries(&self) -> usize {
+        self.windows.saturating_add(self.elements)
+    }
+}
+
+/// Bytes a hash map or tree spends per entry beyond the entry itself (control bytes, load
+/// factor slack, node headers), for [`HeldState::bytes`] estimates.
+pub const MAP_ENTRY_OVERHEAD: usize = 16;
+
 /// A keyed windowed computation: elements in, watermark in, processing time in; window results
 /// and late elements out, to a [`WindowOutput`].
 ///
@@ -444,6 +480,20 @@ pub trait WindowComputation<K, T> {
 
     /// What the computation holds right now.
     fn live_state(&self) -> LiveState;
+
+    /// What the computation holds that grows with its input, for a memory bound checked between
+    /// batches; must be cheap (every computation here keeps counters for it). The default
+    /// derives it from [`WindowComputation::live_state`] (window states, buffered elements and
+    /// keys; no byte estimate).
+    fn held_state(&self) -> HeldState {
+        let live = self.live_state();
+        HeldState {
+            windows: live.windows,
+            elements: live.buffered,
+            keys: live.keys,
+            bytes: 0,
+        }
+    }
 
     /// Appends the computation's whole state to `out` (see [`crate::snapshot`] for the
     /// contract). Called between two calls of the computation; changes nothing.
@@ -520,6 +570,10 @@ where
 
     fn live_state(&self) -> LiveState {
         (**self).live_state()
+    }
+
+    fn held_state(&self) -> HeldState {
+        (**self).held_state()
     }
 
     fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
@@ -652,6 +706,10 @@ where
 
     fn live_state(&self) -> LiveState {
         self.inner.live_state()
+    }
+
+    fn held_state(&self) -> HeldState {
+        self.inner.held_state()
     }
 
     fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {

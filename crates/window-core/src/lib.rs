@@ -27,8 +27,8 @@ pub use aggregate::{
     ReduceFunction,
 };
 pub use computation::{
-    Converted, ElementError, Emitted, LateDataPolicy, LiveState, Rejected, TimeDomain,
-    WindowComputation, WindowMetrics, WindowOutput,
+    Converted, ElementError, Emitted, HeldState, LateDataPolicy, LiveState, Rejected, TimeDomain,
+    WindowComputation, WindowMetrics, WindowOutput, MAP_ENTRY_OVERHEAD,
 };
 pub use rules::{FlinkRule, Stage};
 pub use snapshot::SnapshotError;

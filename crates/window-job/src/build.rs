@@ -20,9 +20,9 @@ use window_assigners::{
     WindowAssigner,
 };
 use window_core::{
-    AggregateFunction, AnyWindow, Converted, LateDataPolicy, LiveState, NumericStats, Rejected,
-    SnapshotError, TimeWindow, Timestamp, TimestampedValue, WindowComputation, WindowMetrics,
-    WindowOutput,
+    AggregateFunction, AnyWindow, Converted, HeldState, LateDataPolicy, LiveState, NumericStats,
+    Rejected, SnapshotError, TimeWindow, Timestamp, TimestampedValue, WindowComputation,
+    WindowMetrics, WindowOutput,
 };
 use window_operator::{
     AnyEvictor, CountEvictor, EvictMoment, Evicting, Incremental, OperatorConfig, OperatorError,
@@ -624,6 +624,10 @@ impl<K: Default, C: WindowComputation<K, f64>> WindowComputation<K, f64> for All
 
     fn live_state(&self) -> LiveState {
         self.0.live_state()
+    }
+
+    fn held_state(&self) -> HeldState {
+        self.0.held_state()
     }
 
     fn snapshot(&self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {

@@ -280,6 +280,10 @@ where
     fn is_empty(&self, acc: &Self::Acc) -> bool {
         acc.is_empty()
     }
+
+    fn elements(&self, acc: &Self::Acc) -> usize {
+        acc.len()
+    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,13 @@ pub trait WindowFunction<T> {
         let _ = acc;
         false
     }
+    /// Elements `acc` keeps: its length for a function that keeps the window's elements
+    /// ([`FullWindow`], an evictor's [`crate::Evicting`]), 0 (the default) for an accumulator.
+    /// The operator counts them against its memory bound (`WindowComputation::held_state`).
+    fn elements(&self, acc: &Self::Acc) -> usize {
+        let _ = acc;
+        0
+    }
 }
 
 /// Incremental aggregation with an [`AggregateFunction`]: one accumulator per window, no raw
@@ -133,5 +140,9 @@ impl<T: Clone, O, G: Fn(&[TimestampedValue<T>]) -> O> WindowFunction<T> for Full
 
     fn fire(&self, acc: &mut Self::Acc, _ctx: &FireContext) -> O {
         (self.f)(acc)
+    }
+
+    fn elements(&self, acc: &Self::Acc) -> usize {
+        acc.len()
     }
 }

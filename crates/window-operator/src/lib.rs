@@ -31,6 +31,10 @@
 //! them need no lookup besides the window's own. The hot path allocates nothing per element
 //! once a window exists: assigned windows go into a reused buffer.
 //!
+//! What the operator holds for a memory bound ([`WindowComputation::held_state`]: window
+//! states, the elements kept by functions that keep them, keys, a byte estimate) comes from
+//! counters kept as states and elements come and go (`held.rs`), so that asking costs nothing.
+//!
 //! An operator made [`WindowOperator::with_snapshots`] writes its whole state to a snapshot
 //! and loads one into a freshly built operator of the same configuration
 //! ([`WindowComputation::snapshot`], [`WindowComputation::restore`]; `snapshot.rs`): a logical
@@ -43,6 +47,7 @@
 
 mod evictor;
 mod function;
+mod held;
 mod keys;
 mod merging;
 mod operator;

@@ -5,7 +5,7 @@
 
 use std::hash::Hash;
 
-use window_assigners::WindowAssigner;
+use window_assigners::{Merges, WindowAssigner};
 use window_core::{ElementError, TimeDomain, Timestamp, Window};
 use window_triggers::Trigger;
 
@@ -13,6 +13,28 @@ use crate::function::WindowFunction;
 use crate::keys::KeyId;
 use crate::operator::{Ctx, WindowOperator, WindowState};
 use crate::timers::TimerStore;
+
+/// Buffers of the session-merging path, kept between elements for their capacity.
+#[derive(Debug)]
+pub(crate) struct MergeScratch<W, S, A> {
+    pub(crate) windows: Vec<W>,
+    pub(crate) merges: Merges<W>,
+    pub(crate) members: Vec<W>,
+    pub(crate) taken: Vec<(W, WindowState<S, A>)>,
+    pub(crate) trigger_states: Vec<S>,
+}
+
+impl<W, S, A> Default for MergeScratch<W, S, A> {
+    fn default() -> Self {
+        Self {
+            windows: Vec::new(),
+            merges: Merges::default(),
+            members: Vec::new(),
+            taken: Vec::new(),
+            trigger_states: Vec::new(),
+        }
+    }
+}
 
 impl<K, T, A, Tr, F, S> WindowOperator<K, T, A, Tr, F, S>
 where
@@ -166,7 +188,11 @@ where
         match self.windows.insert(id, result, merged_state) {
             None => self.keys.slot_mut(id).windows += 1,
             // Not one of the merged windows, yet there: its timers stay live, now as orphans.
-            Some(mut old) => self.timers.adopt(id, result, &mut old.marks),
+            Some(mut old) => {
+                let held = Self::held_in(&self.function, &old.contents);
+                self.held_elements = self.held_elements.saturating_sub(held);
+                self.timers.adopt(id, result, &mut old.marks);
+            }
         }
         states.clear();
         self.merge_scratch.taken = taken;

@@ -4,15 +4,16 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use window_assigners::{Merges, WindowAssigner};
+use window_assigners::WindowAssigner;
 use window_core::{
-    time, ElementError, LateDataPolicy, LiveState, Rejected, SnapshotError, Timestamp, Window,
-    WindowComputation, WindowMetrics, WindowOutput,
+    time, ElementError, HeldState, LateDataPolicy, LiveState, Rejected, SnapshotError, Timestamp,
+    Window, WindowComputation, WindowMetrics, WindowOutput,
 };
 use window_triggers::{Trigger, TriggerContext};
 
 use crate::function::{FireContext, WindowFunction};
 use crate::keys::{KeyId, KeyTable};
+use crate::merging::MergeScratch;
 use crate::retired::Retired;
 use crate::snapshot::{unsupported, Codec};
 use crate::states::WindowStates;
@@ -159,31 +160,11 @@ where
     pub(crate) assigned: Vec<A::Window>,
     pub(crate) merge_scratch: MergeScratch<A::Window, Tr::State, F::Acc>,
     pub(crate) max_window_states: Option<usize>,
+    /// Elements kept in window contents, live and retired ([`WindowFunction::elements`]).
+    pub(crate) held_elements: usize,
     pub(crate) metrics: WindowMetrics,
     /// How to write and load snapshots, once [`WindowOperator::with_snapshots`] set it.
     pub(crate) codec: Option<Codec<Self>>,
-}
-
-/// Buffers of the session-merging path, kept between elements for their capacity.
-#[derive(Debug)]
-pub(crate) struct MergeScratch<W, S, A> {
-    pub(crate) windows: Vec<W>,
-    pub(crate) merges: Merges<W>,
-    pub(crate) members: Vec<W>,
-    pub(crate) taken: Vec<(W, WindowState<S, A>)>,
-    pub(crate) trigger_states: Vec<S>,
-}
-
-impl<W, S, A> Default for MergeScratch<W, S, A> {
-    fn default() -> Self {
-        Self {
-            windows: Vec::new(),
-            merges: Merges::default(),
-            members: Vec::new(),
-            taken: Vec::new(),
-            trigger_states: Vec::new(),
-        }
-    }
 }
 
 impl<K, T, A, Tr, F> WindowOperator<K, T, A, Tr, F>
@@ -256,6 +237,7 @@ where
             assigned: Vec::new(),
             merge_scratch: MergeScratch::default(),
             max_window_states: None,
+            held_elements: 0,
             metrics: WindowMetrics::default(),
             codec: None,
         })
@@ -279,7 +261,7 @@ where
     }
 
     /// Window states held: live ones and retired ones.
-    fn window_states(&self) -> usize {
+    pub(crate) fn window_states(&self) -> usize {
         self.windows.len() + self.retired.len()
     }
 
@@ -419,6 +401,7 @@ where
             self.keys.slot_mut(id).windows += 1;
         }
         let acc = state.contents.get_or_insert_with(|| self.function.create());
+        let before = self.function.elements(acc);
         self.function.add(acc, value, timestamp);
         let WindowState {
             contents,
@@ -449,6 +432,8 @@ where
             fire_ctx,
             out,
         );
+        self.held_elements =
+            (self.held_elements + Self::held_in(&self.function, contents)).saturating_sub(before);
         if cleanup != Timestamp::MAX {
             self.timers
                 .register(domain, cleanup, id, window, Some(marks));
@@ -526,6 +511,8 @@ where
     ) {
         if let Some(mut s) = taken {
             self.keys.slot_mut(id).windows -= 1;
+            let held = Self::held_in(&self.function, &s.contents);
+            self.held_elements = self.held_elements.saturating_sub(held);
             let mut ctx = Ctx {
                 timers: &mut self.timers,
                 marks: Some(&mut s.marks),
@@ -662,6 +649,7 @@ where
             watermark: wm,
             processing_time,
         };
+        let before = Self::held_in(&self.function, contents);
         Self::apply(
             &self.function,
             &mut self.metrics,
@@ -672,6 +660,8 @@ where
             fire_ctx,
             out,
         );
+        self.held_elements =
+            (self.held_elements + Self::held_in(&self.function, contents)).saturating_sub(before);
         if cleanup {
             match taken {
                 Some(s) => self.clear_taken_state(id, window, Some(s)),
@@ -776,6 +766,12 @@ where
             buffered: 0,
             timers: event + processing,
         }
+    }
+
+    /// Window states live and retired, elements kept in their contents, keys (see
+    /// `crate::held` for the byte estimate).
+    fn held_state(&self) -> HeldState {
+        self.held()
     }
 
     /// The operator's whole state; only when made [`WindowOperator::with_snapshots`].

@@ -41,7 +41,8 @@ use window_triggers::Trigger;
 
 use crate::function::WindowFunction;
 use crate::keys::{KeyId, KeyTable};
-use crate::operator::{MergeScratch, RetiredState, WindowOperator, WindowState};
+use crate::merging::MergeScratch;
+use crate::operator::{RetiredState, WindowOperator, WindowState};
 use crate::retired::Retired;
 use crate::states::WindowStates;
 use crate::timers::{Domain, Marks, TimerListing, TimerStore};
@@ -232,6 +233,8 @@ struct Rebuilt<K, W, S, A, St> {
     windows: WindowStates<W, WindowState<S, A>>,
     retired: Retired<W, RetiredState<S, A>>,
     timers: St,
+    /// Elements kept in the contents of the window states and retired windows.
+    held: usize,
 }
 
 fn domain_slot(d: Domain) -> usize {
@@ -360,6 +363,7 @@ where
         self.windows = rebuilt.windows;
         self.retired = rebuilt.retired;
         self.timers = rebuilt.timers;
+        self.held_elements = rebuilt.held;
         self.processing_time = processing_time;
         self.metrics = metrics;
         self.assigned.clear();
@@ -401,6 +405,7 @@ where
                 .ok_or_else(|| invalid(format!("key #{n} named, of {} keys listed", ids.len())))
         };
         let mut in_marks = [0; 2];
+        let mut held = 0;
         let mut windows = WindowStates::new(self.windows.period());
         for s in body.states {
             let id = live(s.key)?;
@@ -410,6 +415,7 @@ where
                     in_marks[domain_slot(d)] += 1;
                 }
             }
+            held += Self::held_in(&self.function, &s.contents);
             let state = WindowState {
                 contents: s.contents,
                 trigger: s.trigger,
@@ -428,6 +434,7 @@ where
             if !fits || windows.get(id, &r.window).is_some() || !seen.insert((id, r.window)) {
                 return Err(invalid("a retired window that cannot be one"));
             }
+            held += Self::held_in(&self.function, &r.contents);
             let state = RetiredState {
                 contents: r.contents,
                 trigger: r.trigger,
@@ -444,6 +451,7 @@ where
             windows,
             retired,
             timers: S::from_listing(listing, in_marks)?,
+            held,
         })
     }
 }

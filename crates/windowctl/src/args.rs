@@ -213,10 +213,13 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "PATH|-")]
     pub(crate) dead_letter: Option<PathBuf>,
 
-    /// Stop with an error before the native operator holds more window states than this (each
-    /// window of each key is one, a few hundred bytes). Guards against configurations that would
-    /// exhaust memory (a 10,000,000-window sliding window on a few keys); --strategy sliced and
-    /// keywindow need far fewer states and are not limited.
+    /// Stop with an error (exit 1) once the job holds more states than this, checked at every
+    /// batch boundary (the native operator also refuses an element that would bring its window
+    /// states over it): window states (native: one per key and window), key windows
+    /// (keywindow) or slices (sliced), plus the elements held (kept by evictor, list and count
+    /// windows; waiting in the reordering buffer for the watermark). The results written up
+    /// to there stay. The key dictionary is held to as many distinct keys. A state takes
+    /// roughly 100 bytes to 1 KB; the summary's peak state line gives an estimate.
     #[arg(long, default_value_t = DEFAULT_MAX_WINDOW_STATES, value_name = "N")]
     pub(crate) max_window_states: usize,
 

@@ -68,6 +68,7 @@ use crate::run::Usage;
 use rows::{sort_batch, Row, RowSink, Value};
 use span::{batch_time, event_batches, last_window, Durations};
 
+mod held;
 mod rows;
 mod span;
 
@@ -169,6 +170,13 @@ pub(crate) struct DstreamArgs {
     /// Output format. Default: jsonl for a `.jsonl`/`.ndjson`/`.json` output file, else csv.
     #[arg(long, value_name = "csv|jsonl")]
     pub output_format: Option<OutputFormat>,
+
+    /// Stop with an error (exit 1) once the job holds more records than this: events waiting
+    /// for their batch (with --batches-by event the whole input is read first) and the records
+    /// of the batches the streams remember for their windows, at every batch boundary. The
+    /// results written up to there stay. Each record is a few dozen bytes.
+    #[arg(long, default_value_t = crate::args::DEFAULT_MAX_WINDOW_STATES, value_name = "N")]
+    pub max_window_states: usize,
 }
 
 /// What a run did, for the stderr summary and tests.
@@ -184,6 +192,8 @@ struct DstreamSummary {
     outputs: u64,
     /// Rows written.
     rows: u64,
+    /// The most records held at a batch boundary ([`held`]).
+    peak: usize,
 }
 
 /// A validated job.
@@ -197,6 +207,8 @@ struct Plan {
     agg: DstreamAgg,
     inverse: bool,
     batches_by: BatchesBy,
+    /// `--max-window-states`: the most records the job may hold.
+    max_records: usize,
 }
 
 /// A duration flag's value in ms; an error naming the flag.
@@ -274,6 +286,7 @@ fn plan(args: &DstreamArgs) -> Result<Plan> {
         agg: args.agg,
         inverse: args.inverse,
         batches_by: args.batches_by,
+        max_records: args.max_window_states,
     })
 }
 
@@ -346,6 +359,10 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         secs,
         summary.events as f64 / secs.max(1e-9),
     );
+    eprintln!(
+        "dstream: {}",
+        held::summary_line(summary.peak, plan.max_records)
+    );
     Ok(())
 }
 
@@ -384,7 +401,10 @@ fn run_on<W: Write>(
             batches: 0,
             outputs: 0,
             rows: 0,
+            peak: 0,
         },
+        waiting: 0,
+        max_records: plan.max_records,
     };
     let last_window = match by_event {
         Some(input) => by_event_time(input, plan, &mut batches)?,
@@ -415,6 +435,10 @@ struct Batches<'a, W: Write> {
     sink: RowSink<W>,
     /// The counts so far.
     summary: DstreamSummary,
+    /// Events read and not yet pushed into a batch.
+    waiting: usize,
+    /// `--max-window-states`.
+    max_records: usize,
 }
 
 impl<W: Write> Batches<'_, W> {
@@ -426,10 +450,19 @@ impl<W: Write> Batches<'_, W> {
         }
         self.ssc.run_batch()?;
         self.summary.batches += 1;
-        let mut pending = self.rows.borrow_mut();
-        for row in pending.drain(..) {
-            self.sink.write(row)?;
-            self.summary.rows += 1;
+        {
+            let mut pending = self.rows.borrow_mut();
+            for row in pending.drain(..) {
+                self.sink.write(row)?;
+                self.summary.rows += 1;
+            }
+        }
+        // A batch boundary: the memory bound, with the rows so far written out.
+        let (waiting, retained) = (self.waiting, self.ssc.retained_records());
+        self.summary.peak = self.summary.peak.max(waiting + retained);
+        if let Err(e) = held::check(waiting, retained, self.max_records) {
+            self.sink.flush()?;
+            return Err(e);
         }
         Ok(())
     }
@@ -472,6 +505,7 @@ fn read_by_event_time(reader: &mut EventReader, plan: Plan) -> Result<EventInput
     for event in reader.by_ref() {
         let event = event?;
         events.push((event.timestamp, event.key, event.value));
+        held::check_whole_input(events.len(), plan.max_records)?;
     }
     let count = events.len() as u64;
     let Some(min) = events.iter().map(|e| e.0).min() else {
@@ -516,7 +550,12 @@ fn by_event_time<W: Write>(
     debug_assert_eq!(zero.rem_euclid(plan.interval), 0);
     batches.ssc.start_at(zero)?;
     batches.summary.zero_time = Some(zero);
+    // Before the first batch the whole input is held.
+    let mut waiting = usize::try_from(input.events).unwrap_or(usize::MAX);
+    batches.summary.peak = waiting;
     for batch in by_batch {
+        waiting -= batch.len();
+        batches.waiting = waiting;
         batches.run(Some(batch))?;
     }
     Ok(Some(last))
@@ -553,6 +592,10 @@ fn by_processing_time<W: Write>(
             batches.run(Some(std::mem::take(&mut current)))?;
         }
         current.push((event.key, event.value));
+        if let Err(e) = held::check_current(current.len(), plan.max_records) {
+            batches.sink.flush()?;
+            return Err(e);
+        }
     }
     if !current.is_empty() {
         last_with_events = Some(batch_end(batches)?);

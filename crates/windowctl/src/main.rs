@@ -12,9 +12,10 @@
 //! [`args`] (the flags), [`job_file`] (reading a job file), [`resolve`] (a job file and the
 //! flags into one job), [`plan`] (validating it), [`run`] (running it on the runtime), [`output`] (its output sink,
 //! with result rows formatted on their own thread),
-//! [`summary`] (the stderr summary) and [`dstream`] (`windowctl dstream`).
+//! [`summary`] (the stderr summary), [`bound`] (the memory bound) and [`dstream`] (`windowctl dstream`).
 
 mod args;
+mod bound;
 mod checkpoint;
 mod dstream;
 mod job_file;
@@ -53,7 +54,7 @@ enum Command {
     /// (window and slide are multiples of the batch interval), per-batch results as CSV
     /// batch_time,key,result or JSON lines. Without options: daily flight counts per destination
     /// airport from hourly batches of the bundled data.
-    Dstream(crate::dstream::DstreamArgs),
+    Dstream(Box<crate::dstream::DstreamArgs>),
 }
 
 fn main() -> ExitCode {

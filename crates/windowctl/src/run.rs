@@ -21,14 +21,15 @@ use engine::runtime::{
 };
 
 use crate::args::RunArgs;
+use crate::bound::Bounded;
 use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
 use crate::output::{is_gzip_name, stdout_was_closed, OutputMarks, OutputSink};
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
 
-/// The job's runtime, as `windowctl run` runs it.
-type JobRuntime = Runtime<KeyId, f64, Computation<KeyId>>;
+/// The job's runtime, as `windowctl run` runs it: its computation held to the memory bound.
+pub(crate) type JobRuntime = Runtime<KeyId, f64, Bounded>;
 
 /// A job that cannot run as given (a flag or a job file's setting is wrong or does not fit the
 /// others): the process exits with 2, as for a command line clap cannot parse, where a job that
@@ -269,6 +270,12 @@ fn build_runtime(
         watermark_interval: plan.watermark_interval,
         idle_timeout: plan.idle_timeout,
     };
+    let op = Bounded::new(
+        op,
+        plan.spec.max_window_states,
+        plan.spec.strategy,
+        Arc::clone(keys),
+    );
     let mut rt = Runtime::new(op, config);
     rt.set_rejection_report(rejection_report(plan, Arc::clone(keys)));
     for r in readers {
@@ -399,6 +406,10 @@ fn run_to_end(
             Ok(step) => step,
             Err(e) => break Err(job_error(e)),
         };
+        // A batch boundary: the memory bound, before a checkpoint could keep the state.
+        if let Err(e) = rt.computation().check() {
+            break Err(e);
+        }
         let stopped = stop.received();
         let finished = step == Step::Finished;
         if let Some(c) = checkpoints.as_deref_mut() {

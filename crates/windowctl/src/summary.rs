@@ -1,16 +1,16 @@
 //! The summary `windowctl run` prints on stderr at the end of a job: events read and their
-//! rate, windows fired and created, late elements, peak memory, skipped lines, the watermark
+//! rate, windows fired and created, late elements, peak memory and peak state, skipped lines, the watermark
 //! delay, what a key-window or sliced strategy saved, and the window states left at the end.
 
 use std::io::Write;
 use std::time::Duration;
 
 use engine::assigners::TimeDomain;
-use engine::io::KeyId;
-use engine::job::{Computation, Strategy};
-use engine::runtime::Runtime;
+use engine::core::WindowComputation;
+use engine::job::Strategy;
 
 use crate::plan::Plan;
+use crate::run::JobRuntime;
 
 /// Above this share of late elements (in %), the summary warns about the watermark delay.
 const LATE_WARNING_PERCENT: u64 = 2;
@@ -27,7 +27,7 @@ fn peak_memory_kb() -> Option<u64> {
 /// errors on stderr are ignored: the job's outcome is decided.
 pub(crate) fn summary(
     plan: &Plan,
-    rt: &Runtime<KeyId, f64, Computation<KeyId>>,
+    rt: &JobRuntime,
     results: u64,
     elapsed: Duration,
     stopped: bool,
@@ -69,6 +69,7 @@ pub(crate) fn summary(
     if let Some(kb) = peak_memory_kb() {
         let _ = writeln!(err, "windowctl: peak memory (resident): {kb} KB");
     }
+    let _ = writeln!(err, "windowctl: {}", op.summary_line());
     let _ = writeln!(
         err,
         "windowctl: bad input lines skipped: {} (rejected by the assigner: {}); watermark delay {} ms",

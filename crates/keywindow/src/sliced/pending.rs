@@ -1,14 +1,15 @@
 //! What the batch of a [`SlicedWindows`] holds before it is folded: the slices and native
 //! windows its elements make once folded, counted without folding, so that the live state and
 //! the counters tell of them while they wait (a batch folds only when a window holding it is
-//! due, which in processing time may never come before the end of input).
+//! due, which in processing time may never come before the end of input); and what a memory
+//! bound counts of a [`SlicedWindows`], from counters ([`SlicedWindows::held`]).
 
 use std::collections::HashSet;
 use std::hash::Hash;
 
-use window_core::AggregateFunction;
+use window_core::{AggregateFunction, HeldState, Timestamp, MAP_ENTRY_OVERHEAD};
 
-use super::SlicedWindows;
+use super::{SliceKey, SlicedWindows};
 use crate::count_new_windows;
 
 impl<K, T, F> SlicedWindows<K, T, F>
@@ -41,5 +42,21 @@ where
             native += count_new_windows(&mut covered, facts.left_index, facts.last_index);
         }
         (slices, native)
+    }
+
+    /// Slices held (folded ones), elements batched, keys held (idle ones a sweep has not
+    /// forgotten yet included). Bytes: per key its state and slot, per slice two partial
+    /// aggregates (the two-stacks keeps a suffix aggregate beside each) and a log or schedule
+    /// entry, per batched element its size. O(1).
+    pub fn held(&self) -> HeldState {
+        let key = size_of::<SliceKey<K, F::Acc>>() + size_of::<(K, u32)>() + 2 * MAP_ENTRY_OVERHEAD;
+        let slice = 2 * size_of::<(i64, F::Acc)>() + size_of::<(Timestamp, u32, i64)>();
+        let (windows, elements, keys) = (self.live_slices, self.batch.len(), self.keys.len());
+        HeldState {
+            windows,
+            elements,
+            keys,
+            bytes: keys * key + windows * slice + elements * size_of::<(K, T)>(),
+        }
     }
 }
