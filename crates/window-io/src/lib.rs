@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod bundled;
+mod delimiter;
 pub mod error;
 mod json;
 mod keys;
@@ -17,8 +18,10 @@ mod reader;
 mod rows;
 pub mod sink;
 pub mod source;
+mod time;
 
 pub use bundled::{find_bundled_data, find_bundled_data_from, BundledDataNotFound, BUNDLED_DATA};
+pub use delimiter::Delimiter;
 pub use error::{InputError, InputErrorKind, OpenError};
 pub use keys::{KeyCache, KeyDictionary, KeyId, KeyTexts};
 pub use lines::{open_lines, TextLines};
@@ -29,6 +32,7 @@ pub use source::{
     open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
     InputFormat, InputSpec, OnError, Progress, ReadPosition,
 };
+pub use time::{EventTimes, TimeUnit};
 
 use std::path::Path;
 

@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 use crate::error::{InputError, InputErrorKind};
 use crate::parse::Parser;
 use crate::source::{CsvHeader, Event, FieldNames, InputFormat, Progress, MAX_LINE_BYTES};
+use crate::time::{EventTimes, TimeUnit};
 
 /// How far an [`EventReader`] has read: what a checkpoint records, so that a restarted job
 /// continues with the next record ([`EventReader::skip_to`]).
@@ -124,9 +125,11 @@ impl Lines {
     }
 }
 
-/// Whether a line holds nothing but spaces and tabs (or nothing).
-fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|&b| b == b' ' || b == b'\t')
+/// Whether a line holds nothing but spaces and tabs (or nothing), `keep` aside: the CSV
+/// delimiter, when it is one of them, makes fields (a tab-separated line of empty fields is a
+/// record, with its error, not a blank line).
+fn is_blank(line: &[u8], keep: u8) -> bool {
+    line.iter().all(|&b| (b == b' ' || b == b'\t') && b != keep)
 }
 
 /// A line ended by `\n` without the `\r` of a `\r\n`.
@@ -150,6 +153,12 @@ pub struct EventReader {
     done: bool,
     /// Bytes of the stream consumed so far (see [`ReadPosition::offset`]).
     offset: u64,
+    /// The range of the event times handed out, shared ([`EventReader::event_times`]).
+    times: EventTimes,
+    /// The reader's own copy of `times`' range.
+    seen: (i64, i64),
+    /// The byte [`is_blank`] does not take as blank: the CSV delimiter (0 for JSON lines).
+    delimiter: u8,
 }
 
 impl fmt::Debug for EventReader {
@@ -208,7 +217,32 @@ impl EventReader {
             count_lines,
             done: false,
             offset: 0,
+            times: EventTimes::default(),
+            seen: (i64::MAX, i64::MIN),
+            delimiter: if format == InputFormat::Csv { b',' } else { 0 },
         }
+    }
+
+    /// Reads numeric timestamps as `unit` (milliseconds unless set), converted to the engine's
+    /// milliseconds (see [`TimeUnit`]); RFC 3339 text is read in any unit.
+    pub fn with_time_unit(mut self, unit: TimeUnit) -> EventReader {
+        self.parser.time_unit = unit;
+        self
+    }
+
+    /// Splits CSV fields at `delimiter` (a comma unless set; ignored for JSON lines).
+    pub fn with_delimiter(mut self, delimiter: crate::Delimiter) -> EventReader {
+        if self.parser.format == InputFormat::Csv {
+            self.delimiter = delimiter.byte();
+            self.parser.set_delimiter(delimiter.byte());
+        }
+        self
+    }
+
+    /// A handle on the range of event times this reader has handed out so far, readable from
+    /// any thread (for [`EventTimes::unit_hint`]).
+    pub fn event_times(&self) -> EventTimes {
+        self.times.clone()
     }
 
     /// Sets how a CSV header is recognised (ignored for JSON lines).
@@ -312,7 +346,7 @@ impl EventReader {
                 Some(rest) if self.parser.line_no == 1 => rest,
                 _ => raw,
             };
-            if !is_blank(raw) && self.parser.header_pending() {
+            if !is_blank(raw, self.delimiter) && self.parser.header_pending() {
                 // A bad line before the position was reported by the earlier reader, which went
                 // on after it; only an error that stops reading stops here too.
                 match self.parser.parse(raw) {
@@ -396,17 +430,18 @@ impl EventReader {
                 _ => raw,
             };
             // A blank line (empty, or only spaces and tabs) holds no record, in either format.
-            if is_blank(raw) {
+            if is_blank(raw, self.delimiter) {
                 continue;
             }
             match self.parser.parse(raw) {
                 Ok(Some(r)) => {
+                    self.times.see(&mut self.seen, r.timestamp);
                     return Some(Ok(Event {
                         timestamp: r.timestamp,
                         key: key(r.key),
                         value: r.value,
                         line: self.parser.line_no,
-                    }))
+                    }));
                 }
                 Ok(None) => {}
                 Err(err) => {

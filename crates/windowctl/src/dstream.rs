@@ -58,7 +58,8 @@ use engine::dstream::{
 };
 
 use engine::io::{
-    find_bundled_data, open_source, same_file, EventReader, InputFormat, InputSpec, OutputFormat,
+    find_bundled_data, open_source, same_file, EventReader, EventTimes, InputFormat, InputSpec,
+    OutputFormat,
 };
 use engine::job::duration::parse_duration;
 
@@ -300,7 +301,9 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         InputSpec::File(p) => InputFormat::from_path(p),
         _ => InputFormat::Csv,
     });
-    let reader = open_source(&spec, format, args.input_args.field_names())?;
+    let reader = open_source(&spec, format, args.input_args.field_names())?
+        .with_time_unit(args.input_args.time_unit)
+        .with_delimiter(args.input_args.delimiter);
     let target = args.output.as_deref().unwrap_or("-");
     // A `.gz` name is written gzip-compressed, as `windowctl run` writes it (the trailer is
     // written when the output is dropped at the end of the job).
@@ -310,6 +313,7 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         )?))
     };
     let started = Instant::now();
+    let times = reader.event_times();
     let summary = run_on(reader, plan, open, || SystemClock.now_ms())?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
@@ -324,6 +328,11 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         secs,
         summary.events as f64 / secs.max(1e-9),
     );
+    if plan.batches_by == BatchesBy::Event {
+        if let Some(hint) = EventTimes::unit_hint(&[times], args.input_args.time_unit) {
+            eprintln!("dstream: {hint}");
+        }
+    }
     Ok(())
 }
 

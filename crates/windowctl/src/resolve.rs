@@ -73,6 +73,10 @@ const SOCKET: Field = Field::new("socket", "io.socket");
 pub(crate) const FORMAT: Field = Field::new("format", "io.format");
 /// `--time-field` / `io.time_field`.
 const TIME_FIELD: Field = Field::new("time_field", "io.time_field");
+/// `--time-unit` / `io.time_unit`.
+pub(crate) const TIME_UNIT: Field = Field::new("time_unit", "io.time_unit");
+/// `--delimiter` / `io.delimiter`.
+pub(crate) const DELIMITER: Field = Field::new("delimiter", "io.delimiter");
 /// `--key-field` / `io.key_field`.
 const KEY_FIELD: Field = Field::new("key_field", "io.key_field");
 /// `--value-field` / `io.value_field`.
@@ -115,11 +119,13 @@ const MAX_WINDOW_STATES: Field = Field::new("max_window_states", "max_window_sta
 
 /// Every setting above, for the test that each names a flag of `windowctl run`.
 #[cfg(test)]
-pub(crate) const ALL_FIELDS: [Field; 23] = [
+pub(crate) const ALL_FIELDS: [Field; 25] = [
     INPUT,
     SOCKET,
     FORMAT,
     TIME_FIELD,
+    TIME_UNIT,
+    DELIMITER,
     KEY_FIELD,
     VALUE_FIELD,
     OUTPUT,
@@ -376,6 +382,12 @@ fn apply_io(io: &mut IoSpec, args: &RunArgs, o: Origins<'_>) {
     }
     if o.flag_applies(FORMAT) {
         io.format = input.format.map(|f| f.to_string());
+    }
+    if o.flag_applies(TIME_UNIT) {
+        io.time_unit = Some(input.time_unit.to_string());
+    }
+    if o.flag_applies(DELIMITER) {
+        io.delimiter = Some(input.delimiter.to_string());
     }
     if o.flag_applies(OUTPUT) {
         io.output.clone_from(&args.output);

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use engine::core::ElementError;
 use engine::io::{
-    format_number, open_source, DeadLetterWriter, ErrorPolicy, InputError, InputErrorKind,
-    InputSpec, KeyDictionary, KeyId, KeyTexts, ReadPosition,
+    format_number, open_source, DeadLetterWriter, ErrorPolicy, EventTimes, InputError,
+    InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts, ReadPosition,
 };
 use engine::job::duration::parse_duration;
 use engine::job::Computation;
@@ -151,7 +151,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         None => KeyDictionary::shared(),
     };
     let positions = resume.as_ref().map(|b| b.runtime.positions());
-    let readers = open_readers(&plan, &keys, positions.as_deref())?;
+    let (readers, times) = open_readers(&plan, &keys, positions.as_deref())?;
     let mut rt = build_runtime(&plan, op, &keys, readers);
     let marks = resume.as_ref().map(|b| b.outputs);
     if let Some(body) = resume {
@@ -198,6 +198,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         sink.records_written(),
         started.elapsed(),
         stopped.is_some(),
+        &times,
     );
     if let Some(c) = &checkpoints {
         c.report();
@@ -231,24 +232,29 @@ fn open_sink(
     }
 }
 
-/// Opens the plan's inputs, each reader moved to its position of `positions` (a resume).
+/// Opens the plan's inputs, each reader moved to its position of `positions` (a resume); with
+/// a handle on each one's range of event times (for the summary).
 fn open_readers(
     plan: &Plan,
     keys: &Arc<KeyDictionary>,
     positions: Option<&[Option<ReadPosition>]>,
-) -> Result<Vec<ReaderSource>> {
+) -> Result<(Vec<ReaderSource>, Vec<EventTimes>)> {
     plan.inputs
         .iter()
         .enumerate()
         .map(|(i, (spec, format))| {
             let live = !matches!(spec, InputSpec::File(_));
-            let mut reader = open_source(spec, *format, plan.fields.clone())?;
+            let mut reader = open_source(spec, *format, plan.fields.clone())?
+                .with_time_unit(plan.time_unit)
+                .with_delimiter(plan.delimiter);
             if let Some(Some(p)) = positions.and_then(|p| p.get(i)) {
                 reader.skip_to(*p)?;
             }
-            Ok(ReaderSource::new(reader, live, Arc::clone(keys)))
+            let times = reader.event_times();
+            Ok((ReaderSource::new(reader, live, Arc::clone(keys)), times))
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .map(|pairs| pairs.into_iter().unzip())
 }
 
 /// The runtime of the job: its configuration and sources (the error policy comes once the

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use engine::assigners::TimeDomain;
-use engine::io::KeyId;
+use engine::io::{EventTimes, KeyId};
 use engine::job::{Computation, Strategy};
 use engine::runtime::Runtime;
 
@@ -23,14 +23,16 @@ fn peak_memory_kb() -> Option<u64> {
 }
 
 /// Prints the summary of the job `plan` described, run on `rt`, which wrote `results` result
-/// rows in `elapsed`; `stopped` when a signal stopped it before the end of its inputs. Write
-/// errors on stderr are ignored: the job's outcome is decided.
+/// rows in `elapsed`; `stopped` when a signal stopped it before the end of its inputs; `times`
+/// the ranges of event times its readers read. Write errors on stderr are ignored: the job's
+/// outcome is decided.
 pub(crate) fn summary(
     plan: &Plan,
     rt: &Runtime<KeyId, f64, Computation<KeyId>>,
     results: u64,
     elapsed: Duration,
     stopped: bool,
+    times: &[EventTimes],
 ) {
     let op = rt.computation();
     let stats = rt.stats();
@@ -65,6 +67,12 @@ pub(crate) fn summary(
             m.late_elements as f64 * 100.0 / stats.events as f64,
             plan.out_of_orderness
         );
+    }
+    // Epoch seconds read as milliseconds make windows of the first weeks of 1970: say so.
+    if plan.spec.time == TimeDomain::EventTime {
+        if let Some(hint) = EventTimes::unit_hint(times, plan.time_unit) {
+            let _ = writeln!(err, "windowctl: {hint}");
+        }
     }
     if let Some(kb) = peak_memory_kb() {
         let _ = writeln!(err, "windowctl: peak memory (resident): {kb} KB");
