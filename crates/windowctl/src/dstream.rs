@@ -301,6 +301,10 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         InputSpec::File(p) => InputFormat::from_path(p),
         _ => InputFormat::Csv,
     });
+    let delimiter = args.input_args.delimiter;
+    if format == InputFormat::Jsonl && delimiter != engine::io::Delimiter::COMMA {
+        bail!("--delimiter {delimiter}: the delimiter separates CSV fields, and the input is JSON lines");
+    }
     let reader = open_source(&spec, format, args.input_args.field_names())?
         .with_time_unit(args.input_args.time_unit)
         .with_delimiter(args.input_args.delimiter);

@@ -214,6 +214,21 @@ fn bad_delimiters_and_units_are_usage_errors_naming_the_flag() {
         );
     }
     let jsonl = common::write_temp("usage.jsonl", "");
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args([
+            "dstream",
+            "--input",
+            &jsonl.to_string_lossy(),
+            "--delimiter",
+            ";",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("--delimiter ;: the delimiter separates CSV fields"),
+        "{}",
+        stderr(&o)
+    );
     let o = job(&jsonl.to_string_lossy(), &["--delimiter", ";"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
