@@ -56,8 +56,9 @@ pub enum InputErrorKind {
     Malformed,
     /// A required field is absent, empty or JSON `null`.
     MissingField,
-    /// The timestamp field is not an integer number of milliseconds, or is
-    /// out of the `i64` range.
+    /// The timestamp field is not a number of the time unit (integer
+    /// milliseconds by default) nor an RFC 3339 date-time with an offset, or
+    /// its milliseconds are out of the `i64` range.
     InvalidTimestamp,
     /// The key field is not a string or a number (JSON only).
     InvalidKey,

@@ -8,6 +8,7 @@
 
 pub mod batch;
 mod bundled;
+mod delimiter;
 pub mod error;
 mod fields;
 mod json;
@@ -19,8 +20,10 @@ mod reader;
 mod rows;
 pub mod sink;
 pub mod source;
+mod time;
 
 pub use bundled::{find_bundled_data, find_bundled_data_from, BundledDataNotFound, BUNDLED_DATA};
+pub use delimiter::Delimiter;
 pub use error::{InputError, InputErrorKind, OpenError};
 pub use keys::{
     join_key_parts, push_key_part, split_key_parts, KeyCache, KeyDictionary, KeyId, KeyTexts,
@@ -33,6 +36,7 @@ pub use source::{
     open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
     FieldUse, InputFormat, InputSpec, OnError, Progress, ReadPosition,
 };
+pub use time::{EventTimes, TimeUnit};
 
 use std::path::Path;
 

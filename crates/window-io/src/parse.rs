@@ -8,7 +8,6 @@
 
 use std::borrow::Cow;
 use std::io::{Cursor, SeekFrom};
-use std::num::IntErrorKind;
 
 use serde_json::Value;
 
@@ -16,6 +15,7 @@ use crate::error::{InputError, InputErrorKind};
 use crate::fields::{self, Columns, Selection, NOT_READ};
 use crate::keys::push_key_part;
 use crate::source::{CsvHeader, FieldNames, FieldUse, InputFormat};
+use crate::time::{quote, TimeUnit};
 
 /// Offending values longer than this many characters are shortened in messages.
 const MAX_QUOTED_CHARS: usize = 64;
@@ -35,6 +35,10 @@ pub(crate) struct Parser {
     pub(crate) format: InputFormat,
     pub(crate) fields: FieldNames,
     pub(crate) header_mode: CsvHeader,
+    /// The unit of numeric timestamps.
+    pub(crate) time_unit: TimeUnit,
+    /// The CSV field separator.
+    delimiter: u8,
     /// What the job reads of each record besides its time.
     uses: FieldUse,
     /// The fields as messages name them, and a composite key's further columns.
@@ -49,25 +53,26 @@ pub(crate) struct Parser {
 
 impl Parser {
     pub(crate) fn new(source_name: String, format: InputFormat, fields: FieldNames) -> Self {
-        let mut csv = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .from_reader(Cursor::new(Vec::new()));
-        // Explicit (empty) headers keep the csv crate from consuming a record
-        // as its header when the cursor is rewound.
-        csv.set_byte_headers(csv::ByteRecord::new());
         Self {
             source_name,
             format,
             selection: Selection::named(&fields, FieldUse::default()),
             fields,
             header_mode: CsvHeader::Required,
+            time_unit: TimeUnit::Millis,
+            delimiter: b',',
             uses: FieldUse::default(),
             columns: None,
             line_no: 0,
-            csv,
+            csv: csv_reader(b','),
             record: csv::ByteRecord::new(),
         }
+    }
+
+    /// Splits CSV fields at `delimiter` instead of commas.
+    pub(crate) fn set_delimiter(&mut self, delimiter: u8) {
+        self.delimiter = delimiter;
+        self.csv = csv_reader(delimiter);
     }
 
     /// Reads only what `uses` says of each record (before the first line).
@@ -130,7 +135,7 @@ impl Parser {
                     crate::json::fast_record(
                         text,
                         &self.fields,
-                        |t| parse_timestamp_text(t).ok(),
+                        |t| parse_timestamp_text(t, self.time_unit).ok(),
                         |v| parse_value_text(v).ok(),
                     )
                 })
@@ -149,7 +154,7 @@ impl Parser {
                 None => self.parse_json(text).map(Some),
             },
             InputFormat::Csv => match self.columns {
-                Some(columns) => match split_plain(text, columns) {
+                Some(columns) => match split_plain(text, columns, self.delimiter) {
                     Some(fields) => self.plain_csv(text, columns, fields).map(Some),
                     None => self.parse_csv(text),
                 },
@@ -172,8 +177,8 @@ impl Parser {
             count,
         } = fields;
         if self.selection.composite() {
-            // Every field of the line: without quotes they are the text between commas.
-            let all: Vec<&'a str> = text.split(',').collect();
+            // Every field of the line: without quotes they are the text between delimiters.
+            let all: Vec<&'a str> = text.split(char::from(self.delimiter)).collect();
             return self.fields_to_record(columns, count, |i| all.get(i).copied(), text);
         }
         let field = |i: usize| match i {
@@ -241,7 +246,8 @@ impl Parser {
     /// The columns of the stream, found at its first line, cut into `cells` ([`crate::fields`]);
     /// `None` when that line is the header.
     fn find_columns(&mut self, cells: &[&str], text: &str) -> Result<Option<Columns>, InputError> {
-        let is_timestamp = |t: &str| parse_timestamp_text(t).is_ok();
+        let unit = self.time_unit;
+        let is_timestamp = |t: &str| parse_timestamp_text(t, unit).is_ok();
         let (columns, selection, is_header) = fields::find(
             &self.fields,
             self.uses,
@@ -274,8 +280,9 @@ impl Parser {
         }
         let error = |name: &str, (kind, msg)| self.error(kind, Some(name), msg, text.as_bytes());
         let s = &self.selection;
-        let timestamp = parse_timestamp_text(field(columns.time).unwrap_or_default())
-            .map_err(|e| error(&s.time, e))?;
+        let timestamp =
+            parse_timestamp_text(field(columns.time).unwrap_or_default(), self.time_unit)
+                .map_err(|e| error(&s.time, e))?;
         let key = s
             .csv_key(columns, &field)
             .map_err(|(name, e)| error(name, e))?;
@@ -328,14 +335,11 @@ impl Parser {
 
         let timestamp = match object.get(&names.time) {
             None | Some(Value::Null) => return Err(missing(&names.time, object.get(&names.time))),
-            Some(Value::String(s)) => parse_timestamp_text(s),
-            Some(Value::Number(n)) => json_timestamp(n),
+            Some(Value::String(s)) => parse_timestamp_text(s, self.time_unit),
+            Some(Value::Number(n)) => json_timestamp(n, self.time_unit),
             Some(other) => Err((
                 InputErrorKind::InvalidTimestamp,
-                format!(
-                    "{} is not an integer number of milliseconds",
-                    json_text(other)
-                ),
+                crate::time::not_a_number(&json_text(other), self.time_unit),
             )),
         }
         .map_err(|(kind, msg)| error(kind, Some(&names.time), msg))?;
@@ -395,10 +399,24 @@ struct PlainFields<'a> {
     count: usize,
 }
 
-/// Splits a line on commas in one pass, if it has no quote and no carriage return (then its
-/// fields are the text between commas, as the csv crate reads them); `None` otherwise.
+/// The csv crate's reader of one line at a time, splitting at `delimiter`.
+fn csv_reader(delimiter: u8) -> csv::Reader<Cursor<Vec<u8>>> {
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(Cursor::new(Vec::new()));
+    // Explicit (empty) headers keep the csv crate from consuming a record
+    // as its header when the cursor is rewound.
+    csv.set_byte_headers(csv::ByteRecord::new());
+    csv
+}
+
+/// Splits a line on `delimiter` (an ASCII byte, a comma by default) in one pass, if it has no
+/// quote and no carriage return (then its fields are the text between delimiters, as the csv
+/// crate reads them); `None` otherwise.
 #[inline]
-fn split_plain<'a>(text: &'a str, columns: Columns) -> Option<PlainFields<'a>> {
+fn split_plain<'a>(text: &'a str, columns: Columns, delimiter: u8) -> Option<PlainFields<'a>> {
     let bytes = text.as_bytes();
     let mut fields = PlainFields {
         time: "",
@@ -409,7 +427,7 @@ fn split_plain<'a>(text: &'a str, columns: Columns) -> Option<PlainFields<'a>> {
     let mut start = 0;
     let mut take = |fields: &mut PlainFields<'a>, end: usize| {
         let i = fields.count;
-        // Cut at ASCII commas: char boundaries.
+        // Cut at an ASCII delimiter: char boundaries.
         let field = text.get(start..end).unwrap_or_default();
         if i == columns.time {
             fields.time = field;
@@ -423,8 +441,8 @@ fn split_plain<'a>(text: &'a str, columns: Columns) -> Option<PlainFields<'a>> {
         fields.count += 1;
         start = end + 1;
     };
-    for at in memchr::memchr3_iter(b',', b'"', b'\r', bytes) {
-        if bytes[at] != b',' {
+    for at in memchr::memchr3_iter(delimiter, b'"', b'\r', bytes) {
+        if bytes[at] != delimiter {
             return None;
         }
         take(&mut fields, at);
@@ -433,53 +451,27 @@ fn split_plain<'a>(text: &'a str, columns: Columns) -> Option<PlainFields<'a>> {
     Some(fields)
 }
 
-/// Shortens and quotes an offending value for a message.
-fn quote(text: &str) -> String {
-    if text.chars().count() <= MAX_QUOTED_CHARS {
-        format!("{text:?}")
-    } else {
-        let prefix: String = text.chars().take(MAX_QUOTED_CHARS).collect();
-        format!("{prefix:?}...")
-    }
-}
-
-/// Parses a timestamp written as text (a CSV field or a JSON string).
-fn parse_timestamp_text(text: &str) -> Result<i64, (InputErrorKind, String)> {
-    if let Some(t) = small_i64(text) {
+/// Parses a timestamp written as text (a CSV field or a JSON string): an integer of `unit`
+/// (the common case, read here without allocating), else [`crate::time`]'s rules (a fraction
+/// of a second, an RFC 3339 date-time, the error message).
+#[inline]
+fn parse_timestamp_text(text: &str, unit: TimeUnit) -> Result<i64, (InputErrorKind, String)> {
+    if let Some(t) = small_i64(text).and_then(|t| unit.millis_of(t)) {
         return Ok(t);
     }
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return Err((InputErrorKind::MissingField, "missing (empty)".to_owned()));
-    }
-    trimmed.parse::<i64>().map_err(|e| {
-        let message = match e.kind() {
-            IntErrorKind::PosOverflow | IntErrorKind::NegOverflow => format!(
-                "{} is out of range for a 64-bit millisecond timestamp",
-                quote(text)
-            ),
-            _ => format!("{} is not an integer number of milliseconds", quote(text)),
-        };
-        (InputErrorKind::InvalidTimestamp, message)
-    })
+    crate::time::timestamp_text_slow(text, unit)
 }
 
-/// Checks a JSON number timestamp: it must be an integer in the `i64` range.
-pub(crate) fn json_timestamp(n: &serde_json::Number) -> Result<i64, (InputErrorKind, String)> {
-    if let Some(v) = n.as_i64() {
+/// Checks a JSON number timestamp: a number of `unit` (an integer; in seconds a fraction too)
+/// whose millisecond is in the `i64` range.
+pub(crate) fn json_timestamp(
+    n: &serde_json::Number,
+    unit: TimeUnit,
+) -> Result<i64, (InputErrorKind, String)> {
+    if let (Some(v), TimeUnit::Millis) = (n.as_i64(), unit) {
         return Ok(v);
     }
-    /// 2^63, the first integer above the `i64` range.
-    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
-    let out_of_range = n.is_u64()
-        || n.as_f64()
-            .is_some_and(|f| f.fract() == 0.0 && !(-TWO_POW_63..TWO_POW_63).contains(&f));
-    let message = if out_of_range {
-        format!("{n} is out of range for a 64-bit millisecond timestamp")
-    } else {
-        format!("{n} is not an integer number of milliseconds")
-    };
-    Err((InputErrorKind::InvalidTimestamp, message))
+    crate::time::json_number_millis(n, unit)
 }
 
 /// The digits of an integer of at most `max_digits` digits with an optional `-`: (negative,
@@ -577,7 +569,7 @@ mod tests {
 
     #[test]
     fn json_timestamp_ranges() {
-        let ok = |s: &str| json_timestamp(&serde_json::from_str(s).unwrap());
+        let ok = |s: &str| json_timestamp(&serde_json::from_str(s).unwrap(), TimeUnit::Millis);
         assert_eq!(ok("-5"), Ok(-5));
         assert_eq!(ok("9223372036854775807"), Ok(i64::MAX));
         assert!(ok("9223372036854775808")
@@ -682,7 +674,7 @@ mod tests {
             let fast = crate::json::fast_record(
                 line,
                 &names,
-                |t| parse_timestamp_text(t).ok(),
+                |t| parse_timestamp_text(t, TimeUnit::Millis).ok(),
                 |v| parse_value_text(v).ok(),
             );
             let reference = slow.parse_json(line);
@@ -706,7 +698,7 @@ mod tests {
                 crate::json::fast_record(
                     line,
                     &names,
-                    |t| parse_timestamp_text(t).ok(),
+                    |t| parse_timestamp_text(t, TimeUnit::Millis).ok(),
                     |v| parse_value_text(v).ok()
                 )
                 .is_some(),
@@ -727,18 +719,29 @@ mod tests {
             state
         };
         let alphabet = [
-            ",", "a", "1", "-", " ", ".", "é", "", "x1", "\"", "\r", "9", "+",
+            ",", "a", "1", "-", " ", ".", "é", "", "x1", "\"", "\r", "9", "+", ";", "\t",
         ];
-        let mut fast = Parser::new("t".into(), InputFormat::Csv, FieldNames::default());
-        fast.columns = Some(Columns {
-            time: 0,
-            key: 1,
-            value: 2,
-            count: 3,
-        });
-        let mut slow = Parser::new("t".into(), InputFormat::Csv, FieldNames::default());
-        slow.columns = fast.columns;
-        for _ in 0..20_000 {
+        // A fast and a slow parser for each delimiter, taken in turn.
+        let mut parsers: Vec<(u8, Parser, Parser)> = [b',', b';', b'\t']
+            .into_iter()
+            .map(|delimiter| {
+                let parser = || {
+                    let mut p = Parser::new("t".into(), InputFormat::Csv, FieldNames::default());
+                    p.set_delimiter(delimiter);
+                    p.columns = Some(Columns {
+                        time: 0,
+                        key: 1,
+                        value: 2,
+                        count: 3,
+                    });
+                    p
+                };
+                (delimiter, parser(), parser())
+            })
+            .collect();
+        for round in 0..20_000 {
+            let (delimiter, fast, slow) = &mut parsers[round % 3];
+            let delimiter = *delimiter;
             let len = (next() % 12) as usize;
             let line: String = (0..len)
                 .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
@@ -747,7 +750,7 @@ mod tests {
                 continue;
             }
             let columns = fast.columns.unwrap();
-            let Some(fields) = split_plain(&line, columns) else {
+            let Some(fields) = split_plain(&line, columns, delimiter) else {
                 continue;
             };
             let a = fast

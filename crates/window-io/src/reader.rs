@@ -19,6 +19,7 @@ use crate::parse::Parser;
 use crate::source::{
     CsvHeader, Event, FieldNames, FieldUse, InputFormat, Progress, MAX_LINE_BYTES, MAX_RAW_BYTES,
 };
+use crate::time::{EventTimes, TimeUnit};
 
 /// How far an [`EventReader`] has read: what a checkpoint records, so that a restarted job
 /// continues with the next record ([`EventReader::skip_to`]).
@@ -142,9 +143,11 @@ impl Lines {
     }
 }
 
-/// Whether a line holds nothing but spaces and tabs (or nothing).
-fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|&b| b == b' ' || b == b'\t')
+/// Whether a line holds nothing but spaces and tabs (or nothing), `keep` aside: the CSV
+/// delimiter, when it is one of them, makes fields (a tab-separated line of empty fields is a
+/// record, with its error, not a blank line).
+fn is_blank(line: &[u8], keep: u8) -> bool {
+    line.iter().all(|&b| (b == b' ' || b == b'\t') && b != keep)
 }
 
 /// A line ended by `\n` without the `\r` of a `\r\n`.
@@ -173,6 +176,12 @@ pub struct EventReader {
     physical: u64,
     /// The physical lines of a CSV record whose quoted field spans lines, joined.
     joined: Vec<u8>,
+    /// The range of the event times handed out, shared ([`EventReader::event_times`]).
+    times: EventTimes,
+    /// The reader's own copy of `times`' range.
+    seen: (i64, i64),
+    /// The byte [`is_blank`] does not take as blank: the CSV delimiter (0 for JSON lines).
+    delimiter: u8,
 }
 
 impl fmt::Debug for EventReader {
@@ -233,7 +242,32 @@ impl EventReader {
             offset: 0,
             physical: 0,
             joined: Vec::new(),
+            times: EventTimes::default(),
+            seen: (i64::MAX, i64::MIN),
+            delimiter: if format == InputFormat::Csv { b',' } else { 0 },
         }
+    }
+
+    /// Reads numeric timestamps as `unit` (milliseconds unless set), converted to the engine's
+    /// milliseconds (see [`TimeUnit`]); RFC 3339 text is read in any unit.
+    pub fn with_time_unit(mut self, unit: TimeUnit) -> EventReader {
+        self.parser.time_unit = unit;
+        self
+    }
+
+    /// Splits CSV fields at `delimiter` (a comma unless set; ignored for JSON lines).
+    pub fn with_delimiter(mut self, delimiter: crate::Delimiter) -> EventReader {
+        if self.parser.format == InputFormat::Csv {
+            self.delimiter = delimiter.byte();
+            self.parser.set_delimiter(delimiter.byte());
+        }
+        self
+    }
+
+    /// A handle on the range of event times this reader has handed out so far, readable from
+    /// any thread (for [`EventTimes::unit_hint`]).
+    pub fn event_times(&self) -> EventTimes {
+        self.times.clone()
     }
 
     /// Sets how a CSV header is recognised (ignored for JSON lines).
@@ -346,13 +380,13 @@ impl EventReader {
                 Some(rest) if self.physical == 1 => rest,
                 _ => raw,
             };
-            if is_blank(raw) || !self.parser.header_pending() {
+            if is_blank(raw, self.delimiter) || !self.parser.header_pending() {
                 continue;
             }
             // A bad line before the position was reported by the earlier reader, which went
             // on after it; only an error that stops reading stops here too.
             self.parser.line_no = self.physical;
-            let raw = if quote_open(raw) {
+            let raw = if quote_open(raw, self.delimiter) {
                 self.joined.clear();
                 self.joined.extend_from_slice(raw);
                 push_terminator(&mut self.joined, terminator);
@@ -396,7 +430,7 @@ impl EventReader {
     /// A read error (fatal: the reader ends); the input ends with the quote open, or the record
     /// grows longer than [`MAX_LINE_BYTES`] (malformed: reading goes on after the lines read).
     fn join_rest(&mut self) -> Result<(), InputError> {
-        let mut state = scan_quotes(Scan::FieldStart, &self.joined);
+        let mut state = scan_quotes(Scan::FieldStart, &self.joined, self.delimiter);
         loop {
             let (line, consumed) = match self.lines.next_line() {
                 Ok(read) => read,
@@ -433,7 +467,7 @@ impl EventReader {
                 Line::Whole(line) => line,
             };
             self.physical += 1;
-            state = scan_quotes(state, line);
+            state = scan_quotes(state, line, self.delimiter);
             self.joined.extend_from_slice(line);
             if state != Scan::Quoted {
                 return Ok(());
@@ -518,10 +552,10 @@ impl EventReader {
                 _ => raw,
             };
             // A blank line (empty, or only spaces and tabs) holds no record, in either format.
-            if is_blank(raw) {
+            if is_blank(raw, self.delimiter) {
                 continue;
             }
-            let raw = if self.parser.format == InputFormat::Csv && quote_open(raw) {
+            let raw = if self.parser.format == InputFormat::Csv && quote_open(raw, self.delimiter) {
                 self.joined.clear();
                 self.joined.extend_from_slice(raw);
                 push_terminator(&mut self.joined, terminator);
@@ -534,12 +568,13 @@ impl EventReader {
             };
             match self.parser.parse(raw) {
                 Ok(Some(r)) => {
+                    self.times.see(&mut self.seen, r.timestamp);
                     return Some(Ok(Event {
                         timestamp: r.timestamp,
                         key: key(r.key),
                         value: r.value,
                         line: self.parser.line_no,
-                    }))
+                    }));
                 }
                 Ok(None) => {}
                 Err(err) => {
@@ -584,15 +619,16 @@ enum Scan {
 }
 
 /// The state after reading `bytes` from `state`, with csv-core's rules: a quote opens a quoted
-/// field only at the start of a field, `""` in one is a quote, and outside quotes a comma, `\r`
-/// or `\n` ends the field.
-fn scan_quotes(mut state: Scan, bytes: &[u8]) -> Scan {
+/// field only at the start of a field, `""` in one is a quote, and outside quotes the
+/// `delimiter`, `\r` or `\n` ends the field.
+fn scan_quotes(mut state: Scan, bytes: &[u8], delimiter: u8) -> Scan {
     for &b in bytes {
         state = match (state, b) {
             (Scan::Quoted, b'"') => Scan::AfterQuote,
             (Scan::Quoted, _) => Scan::Quoted,
             (Scan::AfterQuote, b'"') | (Scan::FieldStart, b'"') => Scan::Quoted,
-            (_, b',' | b'\r' | b'\n') => Scan::FieldStart,
+            (_, b'\r' | b'\n') => Scan::FieldStart,
+            (_, b) if b == delimiter => Scan::FieldStart,
             _ => Scan::Unquoted,
         };
     }
@@ -601,8 +637,9 @@ fn scan_quotes(mut state: Scan, bytes: &[u8]) -> Scan {
 
 /// Whether a CSV line ends inside a quoted field (its record goes on on the next line).
 #[inline]
-fn quote_open(line: &[u8]) -> bool {
-    memchr::memchr(b'"', line).is_some() && scan_quotes(Scan::FieldStart, line) == Scan::Quoted
+fn quote_open(line: &[u8], delimiter: u8) -> bool {
+    memchr::memchr(b'"', line).is_some()
+        && scan_quotes(Scan::FieldStart, line, delimiter) == Scan::Quoted
 }
 
 /// Appends a line's terminator, of `len` bytes (`\n`, `\r\n`, or none at the end of input).

@@ -4,7 +4,9 @@
 //!
 //! # Record format
 //!
-//! Each event has a timestamp (integer milliseconds since the epoch), a key
+//! Each event has a timestamp (integer milliseconds since the epoch; another
+//! unit with [`EventReader::with_time_unit`]; or an RFC 3339 date-time with an
+//! offset, `2013-01-01T05:15:00Z`, in any unit: see [`crate::TimeUnit`]), a key
 //! (a string) and a value (a finite number); the names of the three fields are
 //! configurable ([`FieldNames`], default `event_time_ms`, `key`, `value`, the
 //! header of the bundled data).
@@ -12,7 +14,8 @@
 //! * **CSV** ([`InputFormat::Csv`]): the first non-blank line is a header, and
 //!   fields are looked up by header name (extra columns are ignored), or by
 //!   column number from 1 for a number no column is named; without a header
-//!   ([`CsvHeader::Absent`]) every field is a column number. Quoted
+//!   ([`CsvHeader::Absent`]) every field is a column number. Fields are
+//!   separated by commas, or another byte ([`EventReader::with_delimiter`]). Quoted
 //!   fields (`"a,b"`, `"say ""hi"""`) are handled by the `csv` crate. A
 //!   record is one physical line, except that a quoted field may hold line
 //!   breaks (RFC 4180; what the CSV writers write for a key with one): its
@@ -226,9 +229,10 @@ pub enum CsvHeader {
 /// Where events are read from, as written on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputSpec {
-    /// Standard input (`-`).
+    /// Standard input (`-`); decompressed with gzip if it starts with gzip's magic number.
     Stdin,
-    /// A file; decompressed with gzip if its name ends with `.gz`.
+    /// A file; decompressed with gzip if its name ends with `.gz` or it starts with gzip's
+    /// magic number.
     File(PathBuf),
     /// A TCP server at `HOST:PORT` that this process connects to as a client,
     /// like Flink's `socketTextStream`.
@@ -291,7 +295,8 @@ fn looks_like_host_port(s: &str) -> bool {
 /// Opens an input and returns a reader of its events.
 ///
 /// Files ending in `.gz` are decompressed (concatenated gzip members are
-/// read in full). A socket is connected to as a client; in CSV format its
+/// read in full), and so are stdin and files of any other name that start with
+/// gzip's magic number (`1f 8b`; `--input - < data.csv.gz`). A socket is connected to as a client; in CSV format its
 /// header is optional ([`CsvHeader::Detect`]).
 ///
 /// # Errors
@@ -334,7 +339,7 @@ pub(crate) struct Opened {
 pub(crate) fn open_input(spec: &InputSpec) -> Result<Opened, OpenError> {
     match spec {
         InputSpec::Stdin => Ok(Opened {
-            input: Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, io::stdin())),
+            input: Box::new(MaybeGzip::new(io::stdin())),
             progress: Progress::new(None),
             count_lines: true,
         }),
@@ -373,21 +378,31 @@ fn open_file(path: &Path) -> Result<Opened, OpenError> {
         )));
     }
     let total = metadata.len();
-    let gzipped = path
+    let gz_name = path
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
-    if gzipped && total > 0 {
-        // A clear error for a `.gz` that is not gzip, instead of "unexpected end of
-        // file" from the decoder.
-        let mut magic = [0_u8; 2];
-        let read = io::Read::read(&mut file, &mut magic).map_err(open_error)?;
-        if read < 2 || magic != [0x1f, 0x8b] {
-            return Err(OpenError::NotGzip {
-                path: path.display().to_string(),
-            });
-        }
-        io::Seek::rewind(&mut file).map_err(open_error)?;
+    if !gz_name && !metadata.is_file() {
+        // A pipe or a device (`<(zcat ...)`, /dev/stdin) cannot be rewound: looked at lazily.
+        let progress = Progress::new(None);
+        let counted = CountingReader {
+            inner: file,
+            bytes: Arc::clone(&progress.bytes),
+        };
+        return Ok(Opened {
+            input: Box::new(MaybeGzip::new(counted)),
+            progress,
+            count_lines: false,
+        });
     }
+    // A file of any name is gzip when it starts with gzip's magic number; a `.gz` that does
+    // not gets a clear error, instead of "unexpected end of file" from the decoder.
+    let magic = metadata.is_file() && starts_with_gzip_magic(&mut file).map_err(open_error)?;
+    if gz_name && total > 0 && !magic {
+        return Err(OpenError::NotGzip {
+            path: path.display().to_string(),
+        });
+    }
+    let gzipped = gz_name || magic;
     let progress = Progress::new(Some(total));
     let counted = CountingReader {
         inner: file,
@@ -406,6 +421,103 @@ fn open_file(path: &Path) -> Result<Opened, OpenError> {
         progress,
         count_lines: false,
     })
+}
+
+/// The two bytes every gzip member starts with (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether a regular file starts with [`GZIP_MAGIC`]; leaves it at its start.
+fn starts_with_gzip_magic(file: &mut File) -> io::Result<bool> {
+    let mut magic = [0_u8; 2];
+    let mut read = 0;
+    while read < 2 {
+        match io::Read::read(file, &mut magic[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    io::Seek::rewind(file)?;
+    Ok(read == 2 && magic == GZIP_MAGIC)
+}
+
+/// A stream that cannot be rewound (stdin, a pipe), gzip-decompressed if it starts with
+/// [`GZIP_MAGIC`]: decided at the first read (not when opened, so that opening stdin does not
+/// wait for input). A stream whose first read brings the single byte `0x1f` is taken as gzip
+/// too (no text record starts with that control character; if it is not gzip, the decoder's
+/// error says so).
+enum MaybeGzip<R: Read> {
+    /// Nothing read yet.
+    Undecided(BufReader<R>),
+    /// Text.
+    Plain(BufReader<R>),
+    /// Gzip, decompressed.
+    Gzip(BufReader<flate2::bufread::MultiGzDecoder<BufReader<R>>>),
+    /// Only while deciding.
+    Deciding,
+}
+
+impl<R: Read> MaybeGzip<R> {
+    fn new(inner: R) -> Self {
+        MaybeGzip::Undecided(BufReader::with_capacity(READ_BUFFER_BYTES, inner))
+    }
+
+    /// Looks at the first bytes, once.
+    fn decide(&mut self) -> io::Result<()> {
+        let MaybeGzip::Undecided(reader) = self else {
+            return Ok(());
+        };
+        let gzip = loop {
+            match reader.fill_buf() {
+                Ok(buf) => break buf.starts_with(&GZIP_MAGIC) || buf == [GZIP_MAGIC[0]],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        let MaybeGzip::Undecided(reader) = std::mem::replace(self, MaybeGzip::Deciding) else {
+            return Ok(());
+        };
+        *self = if gzip {
+            MaybeGzip::Gzip(BufReader::with_capacity(
+                READ_BUFFER_BYTES,
+                flate2::bufread::MultiGzDecoder::new(reader),
+            ))
+        } else {
+            MaybeGzip::Plain(reader)
+        };
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for MaybeGzip<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.decide()?;
+        match self {
+            MaybeGzip::Plain(r) => r.read(buf),
+            MaybeGzip::Gzip(r) => r.read(buf),
+            MaybeGzip::Undecided(_) | MaybeGzip::Deciding => Ok(0),
+        }
+    }
+}
+
+impl<R: Read> BufRead for MaybeGzip<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.decide()?;
+        match self {
+            MaybeGzip::Plain(r) => r.fill_buf(),
+            MaybeGzip::Gzip(r) => r.fill_buf(),
+            MaybeGzip::Undecided(_) | MaybeGzip::Deciding => Ok(&[]),
+        }
+    }
+
+    fn consume(&mut self, amt: usize) {
+        match self {
+            MaybeGzip::Plain(r) => r.consume(amt),
+            MaybeGzip::Gzip(r) => r.consume(amt),
+            MaybeGzip::Undecided(_) | MaybeGzip::Deciding => {}
+        }
+    }
 }
 
 /// A cloneable, thread-safe view of how far a reader has got, for a progress
@@ -486,6 +598,40 @@ mod tests {
             InputSpec::parse("localhost:7777").source_name(),
             "socket localhost:7777"
         );
+    }
+
+    /// Reads one byte per call: the least a pipe may bring.
+    struct Trickle(std::io::Cursor<Vec<u8>>);
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(1);
+            self.0.read(&mut buf[..n])
+        }
+    }
+
+    /// Stdin and pipes are decompressed when they start with gzip's magic number, however
+    /// their first read is cut.
+    #[test]
+    fn streams_starting_with_the_gzip_magic_are_decompressed() {
+        let text = b"event_time_ms,key,value\n1,a,2\n".to_vec();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        io::Write::write_all(&mut gz, &text).unwrap();
+        let gz = gz.finish().unwrap();
+        for (input, trickle) in [(&gz, false), (&gz, true), (&text, false), (&text, true)] {
+            let cursor = std::io::Cursor::new(input.clone());
+            let mut out = Vec::new();
+            if trickle {
+                MaybeGzip::new(Trickle(cursor))
+                    .read_to_end(&mut out)
+                    .unwrap();
+            } else {
+                MaybeGzip::new(cursor).read_to_end(&mut out).unwrap();
+            }
+            assert_eq!(out, text, "gzip {}, trickle {trickle}", input == &gz);
+        }
+        let mut empty = MaybeGzip::new(std::io::Cursor::new(Vec::new()));
+        assert_eq!(empty.fill_buf().unwrap(), b"");
     }
 
     #[test]

@@ -152,6 +152,12 @@ pub struct IoSpec {
     /// The field holding the event time in ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_field: Option<String>,
+    /// The unit of numeric timestamps: `s`, `ms` (the default), `us` or `ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_unit: Option<String>,
+    /// The CSV field separator: one ASCII character, or `tab` (a comma by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
     /// The field holding the key; several, comma-separated (`carrier,dest`), key by the tuple.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_field: Option<String>,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use engine::io::{FieldNames, InputFormat, OnError, OutputFormat};
+use engine::io::{Delimiter, FieldNames, InputFormat, OnError, OutputFormat, TimeUnit};
 use engine::job::{EvictorSpec, Strategy, TriggerSpec, WindowSpec};
 
 /// The options describing how input records read: their format and the names of the three
@@ -23,10 +23,22 @@ pub(crate) struct InputArgs {
     #[arg(long)]
     pub(crate) no_header: bool,
 
-    /// Field holding the event time as integer milliseconds since the epoch: a name, or a
-    /// column number from 1. Default: event_time_ms (with --no-header: 1).
+    /// Field holding the event time: a number of --time-unit since the epoch, or an RFC 3339
+    /// date-time with an offset (2013-01-01T05:15:00Z, 2013-01-01T06:15:00.5+01:00); a name,
+    /// or a column number from 1. Default: event_time_ms (with --no-header: 1).
     #[arg(long, value_name = "NAME|N")]
     pub(crate) time_field: Option<String>,
+
+    /// Unit of numeric timestamps: s, ms, us or ns since the epoch, converted to the engine's
+    /// milliseconds (a finer instant is floored to its millisecond); in s a decimal fraction
+    /// is read too (1357016400.5). RFC 3339 text is read in any unit.
+    #[arg(long, default_value = "ms", value_name = "s|ms|us|ns")]
+    pub(crate) time_unit: TimeUnit,
+
+    /// CSV field separator: one ASCII character (`;`, `|`), or `tab`. Results are written with
+    /// commas whatever it is.
+    #[arg(long, default_value = ",", value_name = "C")]
+    pub(crate) delimiter: Delimiter,
 
     /// Field holding the key; several, comma-separated (carrier,dest), key by the tuple (Flink's
     /// keyBy on several fields), with one output column per field, named by it (by key1, key2
@@ -76,10 +88,11 @@ pub(crate) struct RunArgs {
     /// The file has the fields of a job description (engine::job::JobSpec): assigner, trigger,
     /// evictor, aggregate, time, allowed_lateness, late_side_output, strategy, window_all,
     /// max_window_states, watermarks (type = "bounded", max_out_of_orderness, interval,
-    /// idle_timeout) and io (input, socket, format, no_header, time_field, key_field,
-    /// value_field, output, output_format, late_output, on_error, dead_letter); durations are ms
-    /// or text with units, parts text as the flags take them. A flag given replaces the file's
-    /// value (--input replaces its whole list); the flags not given keep it. Paths are relative to the working
+    /// idle_timeout) and io (input, socket, format, no_header, time_field, time_unit,
+    /// delimiter, key_field, value_field, output, output_format, late_output, on_error,
+    /// dead_letter); durations are ms or text with units, parts text as the flags take them. A
+    /// flag given replaces the file's value (--input replaces its whole list); the flags not
+    /// given keep it. Paths are relative to the working
     /// directory. A file without watermarks has no watermark delay, also on the bundled data;
     /// one without max_window_states has the default limit of --max-window-states.
     #[arg(long, value_name = "FILE")]

@@ -78,6 +78,13 @@ impl JobIdentity {
             // Only then: the checkpoints of jobs with a header keep their identity.
             fact("header", "none (--no-header)".to_owned());
         }
+        // Only when not the default: a checkpoint of a job from before these settings resumes.
+        if plan.time_unit != engine::io::TimeUnit::Millis {
+            fact("time unit", plan.time_unit.to_string());
+        }
+        if plan.delimiter != engine::io::Delimiter::COMMA {
+            fact("delimiter", plan.delimiter.to_string());
+        }
         for (i, (spec, format)) in plan.inputs.iter().enumerate() {
             fact(&format!("input {}", i + 1), describe_input(spec, *format)?);
         }

@@ -58,8 +58,8 @@ use engine::dstream::{
 };
 
 use engine::io::{
-    find_bundled_data, open_source, same_file, CsvHeader, EventReader, InputFormat, InputSpec,
-    OutputFormat,
+    find_bundled_data, open_source, same_file, CsvHeader, EventReader, EventTimes, InputFormat,
+    InputSpec, OutputFormat,
 };
 use engine::job::duration::parse_duration;
 
@@ -325,14 +325,21 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
     let fields = args.input_args.field_names();
     if fields.key_fields().len() > 1 {
         bail!(
-            "--key-field {}: windowctl dstream keys by one field (Spark's pair DStreams have one              key); composite keys are for windowctl run",
+            "--key-field {}: windowctl dstream keys by one field (Spark's pair DStreams have one \
+             key); composite keys are for windowctl run",
             fields.key
         );
     }
     if args.input_args.no_header && format == InputFormat::Jsonl {
         bail!("--no-header: {} is JSON lines, whose fields are named by its members; --no-header and column numbers are for CSV", spec.source_name());
     }
-    let mut reader = open_source(&spec, format, fields)?;
+    let delimiter = args.input_args.delimiter;
+    if format == InputFormat::Jsonl && delimiter != engine::io::Delimiter::COMMA {
+        bail!("--delimiter {delimiter}: the delimiter separates CSV fields, and the input is JSON lines");
+    }
+    let mut reader = open_source(&spec, format, fields)?
+        .with_time_unit(args.input_args.time_unit)
+        .with_delimiter(delimiter);
     if args.input_args.no_header {
         reader = reader.with_csv_header(CsvHeader::Absent);
     }
@@ -345,6 +352,7 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         )?))
     };
     let started = Instant::now();
+    let times = reader.event_times();
     let summary = run_on(reader, plan, open, || SystemClock.now_ms())?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
@@ -363,6 +371,11 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         "dstream: {}",
         held::summary_line(summary.peak, plan.max_records)
     );
+    if plan.batches_by == BatchesBy::Event {
+        if let Some(hint) = EventTimes::unit_hint(&[times], args.input_args.time_unit) {
+            eprintln!("dstream: {hint}");
+        }
+    }
     Ok(())
 }
 

@@ -11,8 +11,8 @@ use anyhow::{anyhow, bail, Result};
 use engine::assigners::TimeDomain;
 use engine::core::LateDataPolicy;
 use engine::io::{
-    find_bundled_data, same_file, FieldNames, FieldUse, InputFormat, InputSpec, KeyId, OnError,
-    OutputFormat,
+    find_bundled_data, same_file, Delimiter, FieldNames, FieldUse, InputFormat, InputSpec, KeyId,
+    OnError, OutputFormat, TimeUnit,
 };
 use engine::job::{
     Computation, IoSpec, JobAggregate, JobSpec, SpecError, WatermarkSpec, WindowSpec,
@@ -22,8 +22,8 @@ use crate::args::RunArgs;
 use crate::job_file;
 use crate::resolve::{
     numeric_aggregates, resolve, DelayOrigin, Field, Given, Origins, Resolved, AGG, DEAD_LETTER,
-    FORMAT, IDLE_TIMEOUT, INPUT, LATE_OUTPUT, ON_ERROR, OUTPUT, OUTPUT_FORMAT, OUT_OF_ORDERNESS,
-    STRATEGY, TIME, WINDOW,
+    DELIMITER, FORMAT, IDLE_TIMEOUT, INPUT, LATE_OUTPUT, ON_ERROR, OUTPUT, OUTPUT_FORMAT,
+    OUT_OF_ORDERNESS, STRATEGY, TIME, TIME_UNIT, WINDOW,
 };
 
 /// Watermark delay of the default job, on the bundled data (see the crate doc): 6 h.
@@ -41,6 +41,10 @@ pub(crate) struct Plan {
     /// What the job reads of each record besides its time (no key for `--window-all`, no value
     /// needed for a count).
     pub(crate) reads: FieldUse,
+    /// The unit of numeric timestamps.
+    pub(crate) time_unit: TimeUnit,
+    /// The CSV field separator.
+    pub(crate) delimiter: Delimiter,
     /// The job: its computation, its watermarks resolved, late data to the side output exactly
     /// when there is a late output; its `io` is empty (the inputs and outputs are below).
     pub(crate) spec: JobSpec,
@@ -174,6 +178,7 @@ fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
         interval: watermark_interval,
         idle_timeout,
     };
+    let (time_unit, delimiter) = time_unit_and_delimiter(&spec.io, &inputs, o)?;
     // The inputs and outputs are in the plan's fields now, in the types they are used in.
     spec.io = IoSpec::default();
     Ok(Plan {
@@ -181,6 +186,8 @@ fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
         fields: fields.names,
         no_header: fields.no_header,
         reads: fields.reads,
+        time_unit,
+        delimiter,
         spec,
         out_of_orderness,
         watermark_interval,
@@ -215,6 +222,24 @@ fn inputs(io: &IoSpec, bundled: bool, o: Origins<'_>) -> Result<Vec<(InputSpec, 
             (spec, format)
         })
         .collect())
+}
+
+/// The time unit and the CSV delimiter of `io`; a delimiter other than the comma is refused
+/// when no input is CSV (it would do nothing).
+fn time_unit_and_delimiter(
+    io: &IoSpec,
+    inputs: &[(InputSpec, InputFormat)],
+    o: Origins<'_>,
+) -> Result<(TimeUnit, Delimiter)> {
+    let time_unit = parsed::<TimeUnit>(io.time_unit.as_deref(), TIME_UNIT, o)?.unwrap_or_default();
+    let delimiter = parsed::<Delimiter>(io.delimiter.as_deref(), DELIMITER, o)?.unwrap_or_default();
+    if delimiter != Delimiter::COMMA && inputs.iter().all(|(_, f)| *f != InputFormat::Csv) {
+        bail!(
+            "{} {delimiter}: the delimiter separates CSV fields, and the input is JSON lines",
+            o.subject(DELIMITER)
+        );
+    }
+    Ok((time_unit, delimiter))
 }
 
 /// The outputs of `io`, the results' format defaulting to the output file's name.

@@ -75,6 +75,10 @@ pub(crate) const FORMAT: Field = Field::new("format", "io.format");
 pub(crate) const NO_HEADER: Field = Field::new("no_header", "io.no_header");
 /// `--time-field` / `io.time_field`.
 pub(crate) const TIME_FIELD: Field = Field::new("time_field", "io.time_field");
+/// `--time-unit` / `io.time_unit`.
+pub(crate) const TIME_UNIT: Field = Field::new("time_unit", "io.time_unit");
+/// `--delimiter` / `io.delimiter`.
+pub(crate) const DELIMITER: Field = Field::new("delimiter", "io.delimiter");
 /// `--key-field` / `io.key_field`.
 pub(crate) const KEY_FIELD: Field = Field::new("key_field", "io.key_field");
 /// `--value-field` / `io.value_field`.
@@ -117,12 +121,14 @@ const MAX_WINDOW_STATES: Field = Field::new("max_window_states", "max_window_sta
 
 /// Every setting above, for the test that each names a flag of `windowctl run`.
 #[cfg(test)]
-pub(crate) const ALL_FIELDS: [Field; 24] = [
+pub(crate) const ALL_FIELDS: [Field; 26] = [
     INPUT,
     SOCKET,
     FORMAT,
     NO_HEADER,
     TIME_FIELD,
+    TIME_UNIT,
+    DELIMITER,
     KEY_FIELD,
     VALUE_FIELD,
     OUTPUT,
@@ -383,6 +389,12 @@ fn apply_io(io: &mut IoSpec, args: &RunArgs, o: Origins<'_>) {
     }
     if o.flag_applies(FORMAT) {
         io.format = input.format.map(|f| f.to_string());
+    }
+    if o.flag_applies(TIME_UNIT) {
+        io.time_unit = Some(input.time_unit.to_string());
+    }
+    if o.flag_applies(DELIMITER) {
+        io.delimiter = Some(input.delimiter.to_string());
     }
     if o.flag_applies(OUTPUT) {
         io.output.clone_from(&args.output);

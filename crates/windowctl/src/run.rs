@@ -12,7 +12,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use engine::core::ElementError;
 use engine::io::{
     format_number, open_source, split_key_parts, CsvHeader, DeadLetterWriter, ErrorPolicy,
-    InputError, InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts, ReadPosition,
+    EventTimes, InputError, InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts,
+    ReadPosition,
 };
 use engine::job::duration::parse_duration;
 use engine::job::Computation;
@@ -152,7 +153,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         None => KeyDictionary::shared(),
     };
     let positions = resume.as_ref().map(|b| b.runtime.positions());
-    let readers = open_readers(&plan, &keys, positions.as_deref())?;
+    let (readers, times) = open_readers(&plan, &keys, positions.as_deref())?;
     let mut rt = build_runtime(&plan, op, &keys, readers);
     let marks = resume.as_ref().map(|b| b.outputs);
     if let Some(body) = resume {
@@ -199,6 +200,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         sink.records_written(),
         started.elapsed(),
         stopped.is_some(),
+        &times,
     );
     report_cut_dead_letters(rt.error_policy());
     if let Some(c) = &checkpoints {
@@ -233,27 +235,33 @@ fn open_sink(
     }
 }
 
-/// Opens the plan's inputs, each reader moved to its position of `positions` (a resume).
+/// Opens the plan's inputs, each reader moved to its position of `positions` (a resume); with
+/// a handle on each one's range of event times (for the summary).
 fn open_readers(
     plan: &Plan,
     keys: &Arc<KeyDictionary>,
     positions: Option<&[Option<ReadPosition>]>,
-) -> Result<Vec<ReaderSource>> {
+) -> Result<(Vec<ReaderSource>, Vec<EventTimes>)> {
     plan.inputs
         .iter()
         .enumerate()
         .map(|(i, (spec, format))| {
             let live = !matches!(spec, InputSpec::File(_));
-            let mut reader = open_source(spec, *format, plan.fields.clone())?.reading(plan.reads);
+            let mut reader = open_source(spec, *format, plan.fields.clone())?
+                .reading(plan.reads)
+                .with_time_unit(plan.time_unit)
+                .with_delimiter(plan.delimiter);
             if plan.no_header {
                 reader = reader.with_csv_header(CsvHeader::Absent);
             }
             if let Some(Some(p)) = positions.and_then(|p| p.get(i)) {
                 reader.skip_to(*p)?;
             }
-            Ok(ReaderSource::new(reader, live, Arc::clone(keys)))
+            let times = reader.event_times();
+            Ok((ReaderSource::new(reader, live, Arc::clone(keys)), times))
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .map(|pairs| pairs.into_iter().unzip())
 }
 
 /// The runtime of the job: its configuration and sources (the error policy comes once the

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use engine::assigners::TimeDomain;
 use engine::core::WindowComputation;
+use engine::io::EventTimes;
 use engine::job::Strategy;
 
 use crate::plan::Plan;
@@ -22,15 +23,27 @@ fn peak_memory_kb() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Epoch seconds read as milliseconds make windows of the first weeks of 1970: says so on
+/// `err`, naming `--time-unit s` ([`EventTimes::unit_hint`]), in event time.
+fn unit_hint(err: &mut impl Write, plan: &Plan, times: &[EventTimes]) {
+    if plan.spec.time == TimeDomain::EventTime {
+        if let Some(hint) = EventTimes::unit_hint(times, plan.time_unit) {
+            let _ = writeln!(err, "windowctl: {hint}");
+        }
+    }
+}
+
 /// Prints the summary of the job `plan` described, run on `rt`, which wrote `results` result
-/// rows in `elapsed`; `stopped` when a signal stopped it before the end of its inputs. Write
-/// errors on stderr are ignored: the job's outcome is decided.
+/// rows in `elapsed`; `stopped` when a signal stopped it before the end of its inputs; `times`
+/// the ranges of event times its readers read. Write errors on stderr are ignored: the job's
+/// outcome is decided.
 pub(crate) fn summary(
     plan: &Plan,
     rt: &JobRuntime,
     results: u64,
     elapsed: Duration,
     stopped: bool,
+    times: &[EventTimes],
 ) {
     let op = rt.computation();
     let stats = rt.stats();
@@ -66,6 +79,7 @@ pub(crate) fn summary(
             plan.out_of_orderness
         );
     }
+    unit_hint(&mut err, plan, times);
     if let Some(kb) = peak_memory_kb() {
         let _ = writeln!(err, "windowctl: peak memory (resident): {kb} KB");
     }
