@@ -95,7 +95,7 @@ pub(crate) struct RowWriter<W: Write> {
     /// `None` only after [`RowWriter::into_inner`].
     writer: Option<W>,
     format: OutputFormat,
-    columns: &'static [&'static str],
+    columns: Vec<String>,
     header_written: bool,
     /// Rows not yet handed to the writer.
     buf: Vec<u8>,
@@ -104,7 +104,7 @@ pub(crate) struct RowWriter<W: Write> {
 }
 
 impl<W: Write> RowWriter<W> {
-    pub(crate) fn new(writer: W, format: OutputFormat, columns: &'static [&'static str]) -> Self {
+    pub(crate) fn new(writer: W, format: OutputFormat, columns: &[&str]) -> Self {
         let json_names = columns
             .iter()
             .map(|name| {
@@ -117,7 +117,7 @@ impl<W: Write> RowWriter<W> {
         Self {
             writer: Some(writer),
             format,
-            columns,
+            columns: columns.iter().map(|&c| c.to_owned()).collect(),
             header_written: false,
             buf: Vec::with_capacity(FLUSH_AT + 1024),
             json_names,
