@@ -24,7 +24,11 @@ fn input_text(n: u64) -> String {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let behind = if seed % 41 == 0 { 1000 } else { seed % 40 };
+        let behind = if seed.is_multiple_of(41) {
+            1000
+        } else {
+            seed % 40
+        };
         let t = (i * 4).saturating_sub(behind);
         let value = match seed % 4 {
             0 => format!("{}.25", (seed >> 9) % 100),
