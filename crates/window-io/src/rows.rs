@@ -90,12 +90,26 @@ pub(crate) fn encode_str(format: OutputFormat, s: &str, out: &mut Vec<u8>) {
     }
 }
 
+/// The CSV header line of `columns`.
+fn csv_header(columns: &[&str]) -> Vec<u8> {
+    let mut header = Vec::new();
+    for (i, name) in columns.iter().enumerate() {
+        if i > 0 {
+            header.push(b',');
+        }
+        encode_str(OutputFormat::Csv, name, &mut header);
+    }
+    header.push(b'\n');
+    header
+}
+
 /// A CSV or JSON-lines writer of rows with fixed column names.
 pub(crate) struct RowWriter<W: Write> {
     /// `None` only after [`RowWriter::into_inner`].
     writer: Option<W>,
     format: OutputFormat,
-    columns: Vec<String>,
+    /// The CSV header line, encoded once.
+    header: Vec<u8>,
     header_written: bool,
     /// Rows not yet handed to the writer.
     buf: Vec<u8>,
@@ -117,7 +131,7 @@ impl<W: Write> RowWriter<W> {
         Self {
             writer: Some(writer),
             format,
-            columns: columns.iter().map(|&c| c.to_owned()).collect(),
+            header: csv_header(columns),
             header_written: false,
             buf: Vec::with_capacity(FLUSH_AT + 1024),
             json_names,
@@ -136,13 +150,7 @@ impl<W: Write> RowWriter<W> {
 
     fn write_header_once(&mut self) {
         if self.format == OutputFormat::Csv && !self.header_written {
-            for (i, name) in self.columns.iter().enumerate() {
-                if i > 0 {
-                    self.buf.push(b',');
-                }
-                encode_str(OutputFormat::Csv, name, &mut self.buf);
-            }
-            self.buf.push(b'\n');
+            self.buf.extend_from_slice(&self.header);
         }
         self.header_written = true;
     }

@@ -261,19 +261,32 @@ impl<W: Write> ResultWriter<W> {
         results: &[Option<f64>],
         empty: bool,
     ) -> io::Result<()> {
-        if result_columns == 1 {
-            let result = results.first().copied().flatten().into();
-            let cells = [key, start, end, result, Cell::Bool(empty)];
-            rows.write_row(&cells[..if empty_column { 5 } else { 4 }])
-        } else {
-            let mut cells = vec![key, start, end];
-            let values = (0..result_columns).map(|i| results.get(i).copied().flatten());
-            cells.extend(values.map(Cell::from));
-            if empty_column {
-                cells.push(Cell::Bool(empty));
-            }
-            rows.write_row(&cells)
+        if result_columns != 1 {
+            let shape = (result_columns, empty_column);
+            return Self::write_several_row(rows, shape, [key, start, end], results, empty);
         }
+        let result = results.first().copied().flatten().into();
+        let cells = [key, start, end, result, Cell::Bool(empty)];
+        rows.write_row(&cells[..if empty_column { 5 } else { 4 }])
+    }
+
+    /// [`ResultWriter::write_row`] for several result columns, apart (not inlined), so that the
+    /// single result's row stays specialised to its cells.
+    #[inline(never)]
+    fn write_several_row(
+        rows: &mut RowWriter<W>,
+        (result_columns, empty_column): (usize, bool),
+        [key, start, end]: [Cell<'_>; 3],
+        results: &[Option<f64>],
+        empty: bool,
+    ) -> io::Result<()> {
+        let mut cells = vec![key, start, end];
+        let values = (0..result_columns).map(|i| results.get(i).copied().flatten());
+        cells.extend(values.map(Cell::from));
+        if empty_column {
+            cells.push(Cell::Bool(empty));
+        }
+        rows.write_row(&cells)
     }
 
     /// Writes one result of an interned key: as [`ResultWriter::write_key_window_result`]
@@ -291,7 +304,7 @@ impl<W: Write> ResultWriter<W> {
         result: Option<f64>,
         empty: bool,
     ) -> io::Result<()> {
-        self.write_interned_values(keys, key, window, std::slice::from_ref(&result), empty)
+        self.write_interned_with::<true>(keys, key, window, std::slice::from_ref(&result), empty)
     }
 
     /// As [`ResultWriter::write_interned`], with the values of the result columns
@@ -302,6 +315,23 @@ impl<W: Write> ResultWriter<W> {
     ///
     /// As [`ResultWriter::write_interned`].
     pub fn write_interned_values(
+        &mut self,
+        keys: &mut KeyTexts,
+        key: KeyId,
+        window: Option<(i64, i64)>,
+        results: &[Option<f64>],
+        empty: bool,
+    ) -> io::Result<()> {
+        if self.result_columns == 1 {
+            self.write_interned_with::<true>(keys, key, window, results, empty)
+        } else {
+            self.write_interned_with::<false>(keys, key, window, results, empty)
+        }
+    }
+
+    /// [`ResultWriter::write_interned_values`] for one result column (`SINGLE`, the path of
+    /// single aggregates, compiled apart so that it stays as lean as it was) or several.
+    fn write_interned_with<const SINGLE: bool>(
         &mut self,
         keys: &mut KeyTexts,
         key: KeyId,
@@ -339,12 +369,18 @@ impl<W: Write> ResultWriter<W> {
             self.rows.write_csv_with(|buf| {
                 buf.extend_from_slice(encoded);
                 buf.extend_from_slice(window_text);
-                for i in 0..result_columns {
-                    if i > 0 {
-                        buf.push(b',');
-                    }
-                    if let Some(Some(v)) = results.get(i) {
+                if SINGLE {
+                    if let Some(Some(v)) = results.first() {
                         push_number(buf, *v);
+                    }
+                } else {
+                    for i in 0..result_columns {
+                        if i > 0 {
+                            buf.push(b',');
+                        }
+                        if let Some(Some(v)) = results.get(i) {
+                            push_number(buf, *v);
+                        }
                     }
                 }
                 if empty_column {
@@ -361,7 +397,16 @@ impl<W: Write> ResultWriter<W> {
             window.map(|w| w.1).into(),
         ];
         let shape = (self.result_columns, self.empty_column);
-        Self::write_row(&mut self.rows, shape, cells, results, empty)?;
+        if SINGLE {
+            // As `write_row` does, without its test of the shape.
+            let [key, start, end] = cells;
+            let result = results.first().copied().flatten().into();
+            let cells = [key, start, end, result, Cell::Bool(empty)];
+            self.rows
+                .write_row(&cells[..if self.empty_column { 5 } else { 4 }])?;
+        } else {
+            Self::write_several_row(&mut self.rows, shape, cells, results, empty)?;
+        }
         self.written += 1;
         Ok(())
     }
