@@ -290,7 +290,8 @@ impl<W: Write> ResultWriter<W> {
     }
 
     /// Writes one result of an interned key: as [`ResultWriter::write_key_window_result`]
-    /// with the key's text from `keys`, quoted or escaped once per key, not once per row.
+    /// with the key's text from `keys`, quoted or escaped once per key, not once per row. On a
+    /// writer of several result columns `result` fills the first, the others are empty.
     ///
     /// # Errors
     ///
@@ -304,7 +305,7 @@ impl<W: Write> ResultWriter<W> {
         result: Option<f64>,
         empty: bool,
     ) -> io::Result<()> {
-        self.write_interned_with::<true>(keys, key, window, std::slice::from_ref(&result), empty)
+        self.write_interned_values(keys, key, window, std::slice::from_ref(&result), empty)
     }
 
     /// As [`ResultWriter::write_interned`], with the values of the result columns
@@ -606,6 +607,16 @@ mod tests {
             .write_interned(&mut keys, id, Some((0, 10)), Some(6.0), false)
             .unwrap();
         assert_eq!(one.into_inner().unwrap(), single.into_inner().unwrap());
+        // A single value on a writer of several columns (an emptied window's row) fills the
+        // first, the others are empty.
+        let mut w =
+            ResultWriter::with_result_columns(Vec::new(), OutputFormat::Csv, &["a", "b"], true);
+        w.write_interned(&mut keys, id, Some((0, 10)), None, true)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(w.into_inner().unwrap()).unwrap(),
+            "key,window_start,window_end,a,b,empty\n\"k,1\",0,10,,,true\n"
+        );
     }
 
     /// Issue #16, item 6: NaN and infinities were written as JSON `null`, which reads as an
