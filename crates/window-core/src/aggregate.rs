@@ -12,7 +12,8 @@
 //! sliced windows merge partial accumulators on every firing. Sums are exact over integers (an
 //! `i64` sum while every value is one) and do not overflow in between (a float sum that
 //! overflows is kept scaled by 2^-64); [`NumericAcc`] says how and at what cost.
-//! [`NumericStats`] keeps all five at once, for callers that want every statistic of a window.
+//! [`NumericStats`] keeps all five at once, for callers that want every statistic of a window;
+//! [`NumericAggregates`] is several of the aggregates over it, as one aggregate function.
 
 /// Incremental aggregation over a window (Flink's `AggregateFunction<IN, ACC, OUT>`).
 ///
@@ -431,6 +432,19 @@ pub enum NumericAggregate {
 }
 
 impl NumericAggregate {
+    /// The aggregate's name, as `windowctl --agg` spells it and its output column is named:
+    /// `count`, `sum`, `min`, `max`, `mean`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            NumericAggregate::Count => "count",
+            NumericAggregate::Sum => "sum",
+            NumericAggregate::Min => "min",
+            NumericAggregate::Max => "max",
+            NumericAggregate::Mean => "mean",
+        }
+    }
+
     /// The aggregate of full statistics: what [`AggregateFunction::get_result`] gives on the
     /// accumulator of the same values.
     #[must_use]
@@ -524,6 +538,9 @@ impl AggregateFunction<f64> for NumericAggregate {
         }
     }
 }
+
+mod several;
+pub use several::{AggregateListError, NumericAggregates};
 
 #[cfg(test)]
 mod tests;

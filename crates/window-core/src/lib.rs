@@ -23,8 +23,8 @@ pub mod time;
 pub mod window;
 
 pub use aggregate::{
-    AggregateFunction, MapAggregate, NumericAcc, NumericAggregate, NumericStats, ReduceAggregate,
-    ReduceFunction,
+    AggregateFunction, AggregateListError, MapAggregate, NumericAcc, NumericAggregate,
+    NumericAggregates, NumericStats, ReduceAggregate, ReduceFunction,
 };
 pub use computation::{
     Converted, ElementError, Emitted, HeldState, LateDataPolicy, LiveState, Rejected, TimeDomain,

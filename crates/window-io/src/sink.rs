@@ -149,6 +149,8 @@ pub struct ResultWriter<W: Write = Box<dyn Write + Send>> {
     rows: RowWriter<W>,
     written: u64,
     empty_column: bool,
+    /// Result columns: 1 (`result`), or one per aggregate ([`ResultWriter::with_result_columns`]).
+    result_columns: usize,
     /// Each interned key in the output's form (quoted, escaped), by id, made at its first
     /// result: a result row copies it instead of quoting the key again.
     encoded_keys: EncodedKeys,
@@ -252,24 +254,35 @@ impl<W: Write> fmt::Debug for ResultWriter<W> {
 impl<W: Write> ResultWriter<W> {
     /// Writes results in `format` to `writer`.
     pub fn new(writer: W, format: OutputFormat) -> Self {
-        ResultWriter {
-            rows: RowWriter::new(writer, format, &RESULT_COLUMNS),
-            written: 0,
-            empty_column: false,
-            encoded_keys: EncodedKeys::default(),
-            last_window: None,
-            window_text: Vec::new(),
-            key_columns: KeyColumns::default(),
-        }
+        Self::with_result_columns(writer, format, &["result"], false)
     }
 
     /// Writes results with the key-window strategy's extra `empty` column
     /// ([`KEY_WINDOW_RESULT_COLUMNS`]); write them with [`ResultWriter::write_key_window_result`].
     pub fn with_empty_column(writer: W, format: OutputFormat) -> Self {
+        Self::with_result_columns(writer, format, &["result"], true)
+    }
+
+    /// Writes results with one column per name of `results` in place of `result` (several
+    /// aggregates: `key,window_start,window_end,count,sum,max`), and the `empty` column if
+    /// `empty_column`; write them with [`ResultWriter::write_interned_values`]. Each value is
+    /// formatted as a `result` is.
+    pub fn with_result_columns(
+        writer: W,
+        format: OutputFormat,
+        results: &[&str],
+        empty_column: bool,
+    ) -> Self {
+        let mut columns = vec!["key", "window_start", "window_end"];
+        columns.extend_from_slice(results);
+        if empty_column {
+            columns.push("empty");
+        }
         ResultWriter {
-            rows: RowWriter::new(writer, format, &KEY_WINDOW_RESULT_COLUMNS),
+            rows: RowWriter::new(writer, format, &columns),
             written: 0,
-            empty_column: true,
+            empty_column,
+            result_columns: results.len(),
             encoded_keys: EncodedKeys::default(),
             last_window: None,
             window_text: Vec::new(),
@@ -306,34 +319,54 @@ impl<W: Write> ResultWriter<W> {
             }
             false => Cell::Str(r.key),
         };
-        Self::write_row(
-            &mut self.rows,
-            &mut self.written,
-            self.empty_column,
-            key,
-            [start.into(), end.into(), r.result.into(), Cell::Bool(empty)],
-        )
-    }
-
-    /// Writes a result row: the key cell, then window start, end, result and `empty` (the last
-    /// only with the `empty` column).
-    fn write_row(
-        rows: &mut RowWriter<W>,
-        written: &mut u64,
-        empty_column: bool,
-        key: Cell<'_>,
-        rest: [Cell<'_>; 4],
-    ) -> io::Result<()> {
-        let [start, end, result, empty] = rest;
-        let cells = [key, start, end, result, empty];
-        let n = if empty_column { 5 } else { 4 };
-        rows.write_row(&cells[..n])?;
-        *written += 1;
+        let cells = [key, start.into(), end.into()];
+        let shape = (self.result_columns, self.empty_column);
+        Self::write_row(&mut self.rows, shape, cells, &[r.result], empty)?;
+        self.written += 1;
         Ok(())
     }
 
+    /// Writes a result row of `(result columns, empty column)` `shape`: the key, window start
+    /// and end cells, the result columns (from `results`, empty where it has no value) and
+    /// `empty` (only with the `empty` column).
+    fn write_row(
+        rows: &mut RowWriter<W>,
+        (result_columns, empty_column): (usize, bool),
+        [key, start, end]: [Cell<'_>; 3],
+        results: &[Option<f64>],
+        empty: bool,
+    ) -> io::Result<()> {
+        if result_columns != 1 {
+            let shape = (result_columns, empty_column);
+            return Self::write_several_row(rows, shape, [key, start, end], results, empty);
+        }
+        let result = results.first().copied().flatten().into();
+        let cells = [key, start, end, result, Cell::Bool(empty)];
+        rows.write_row(&cells[..if empty_column { 5 } else { 4 }])
+    }
+
+    /// [`ResultWriter::write_row`] for several result columns, apart (not inlined), so that the
+    /// single result's row stays specialised to its cells.
+    #[inline(never)]
+    fn write_several_row(
+        rows: &mut RowWriter<W>,
+        (result_columns, empty_column): (usize, bool),
+        [key, start, end]: [Cell<'_>; 3],
+        results: &[Option<f64>],
+        empty: bool,
+    ) -> io::Result<()> {
+        let mut cells = vec![key, start, end];
+        let values = (0..result_columns).map(|i| results.get(i).copied().flatten());
+        cells.extend(values.map(Cell::from));
+        if empty_column {
+            cells.push(Cell::Bool(empty));
+        }
+        rows.write_row(&cells)
+    }
+
     /// Writes one result of an interned key: as [`ResultWriter::write_key_window_result`]
-    /// with the key's text from `keys`, quoted or escaped once per key, not once per row.
+    /// with the key's text from `keys`, quoted or escaped once per key, not once per row. On a
+    /// writer of several result columns `result` fills the first, the others are empty.
     ///
     /// # Errors
     ///
@@ -345,6 +378,41 @@ impl<W: Write> ResultWriter<W> {
         key: KeyId,
         window: Option<(i64, i64)>,
         result: Option<f64>,
+        empty: bool,
+    ) -> io::Result<()> {
+        self.write_interned_values(keys, key, window, std::slice::from_ref(&result), empty)
+    }
+
+    /// As [`ResultWriter::write_interned`], with the values of the result columns
+    /// ([`ResultWriter::with_result_columns`]) in order; a column without a value in `results`
+    /// (all of them for `&[]`, an empty result) is written empty.
+    ///
+    /// # Errors
+    ///
+    /// As [`ResultWriter::write_interned`].
+    pub fn write_interned_values(
+        &mut self,
+        keys: &mut KeyTexts,
+        key: KeyId,
+        window: Option<(i64, i64)>,
+        results: &[Option<f64>],
+        empty: bool,
+    ) -> io::Result<()> {
+        if self.result_columns == 1 {
+            self.write_interned_with::<true>(keys, key, window, results, empty)
+        } else {
+            self.write_interned_with::<false>(keys, key, window, results, empty)
+        }
+    }
+
+    /// [`ResultWriter::write_interned_values`] for one result column (`SINGLE`, the path of
+    /// single aggregates, compiled apart so that it stays as lean as it was) or several.
+    fn write_interned_with<const SINGLE: bool>(
+        &mut self,
+        keys: &mut KeyTexts,
+        key: KeyId,
+        window: Option<(i64, i64)>,
+        results: &[Option<f64>],
         empty: bool,
     ) -> io::Result<()> {
         let index = key.index();
@@ -375,11 +443,23 @@ impl<W: Write> ResultWriter<W> {
                 self.last_window = Some(window);
             }
             let (window_text, empty_column) = (&self.window_text, self.empty_column);
+            let result_columns = self.result_columns;
             self.rows.write_csv_with(|buf| {
                 buf.extend_from_slice(encoded);
                 buf.extend_from_slice(window_text);
-                if let Some(v) = result {
-                    push_number(buf, v);
+                if SINGLE {
+                    if let Some(Some(v)) = results.first() {
+                        push_number(buf, *v);
+                    }
+                } else {
+                    for i in 0..result_columns {
+                        if i > 0 {
+                            buf.push(b',');
+                        }
+                        if let Some(Some(v)) = results.get(i) {
+                            push_number(buf, *v);
+                        }
+                    }
                 }
                 if empty_column {
                     buf.extend_from_slice(if empty { b",true" } else { b",false" });
@@ -389,18 +469,24 @@ impl<W: Write> ResultWriter<W> {
             self.written += 1;
             return Ok(());
         }
-        Self::write_row(
-            &mut self.rows,
-            &mut self.written,
-            self.empty_column,
+        let cells = [
             Cell::Encoded(encoded),
-            [
-                window.map(|w| w.0).into(),
-                window.map(|w| w.1).into(),
-                result.into(),
-                Cell::Bool(empty),
-            ],
-        )
+            window.map(|w| w.0).into(),
+            window.map(|w| w.1).into(),
+        ];
+        let shape = (self.result_columns, self.empty_column);
+        if SINGLE {
+            // As `write_row` does, without its test of the shape.
+            let [key, start, end] = cells;
+            let result = results.first().copied().flatten().into();
+            let cells = [key, start, end, result, Cell::Bool(empty)];
+            self.rows
+                .write_row(&cells[..if self.empty_column { 5 } else { 4 }])?;
+        } else {
+            Self::write_several_row(&mut self.rows, shape, cells, results, empty)?;
+        }
+        self.written += 1;
+        Ok(())
     }
 
     /// Writes one result.
@@ -579,6 +665,59 @@ mod tests {
         assert_eq!(format_number(9_007_199_254_740_992.0), "9007199254740992");
         assert_eq!(format_number(f64::NAN), "NaN");
         assert_eq!(format_number(f64::INFINITY), "inf");
+    }
+
+    /// Issue #16, item 13: several aggregates, one column each, in place of `result`, in CSV
+    /// and JSON lines, with the `empty` column; an empty result leaves every column empty.
+    #[test]
+    fn several_result_columns() {
+        let dictionary = crate::keys::KeyDictionary::shared();
+        let id = dictionary.intern("k,1");
+        let mut keys = KeyTexts::new(dictionary);
+        let mut rows = |format, empty_column| {
+            let names = ["count", "sum", "max"];
+            let mut w = ResultWriter::with_result_columns(Vec::new(), format, &names, empty_column);
+            let values = [Some(3.0), Some(2.5), None];
+            w.write_interned_values(&mut keys, id, Some((0, 10)), &values, false)
+                .unwrap();
+            w.write_interned_values(&mut keys, id, None, &[], true)
+                .unwrap();
+            assert_eq!(w.records_written(), 2);
+            String::from_utf8(w.into_inner().unwrap()).unwrap()
+        };
+        assert_eq!(
+            rows(OutputFormat::Csv, false),
+            "key,window_start,window_end,count,sum,max\n\"k,1\",0,10,3,2.5,\n\"k,1\",,,,,\n"
+        );
+        assert_eq!(
+            rows(OutputFormat::Csv, true),
+            "key,window_start,window_end,count,sum,max,empty\n\"k,1\",0,10,3,2.5,,false\n\"k,1\",,,,,,true\n"
+        );
+        assert_eq!(
+            rows(OutputFormat::Jsonl, true),
+            "{\"key\":\"k,1\",\"window_start\":0,\"window_end\":10,\"count\":3,\"sum\":2.5,\"max\":null,\"empty\":false}\n\
+             {\"key\":\"k,1\",\"window_start\":null,\"window_end\":null,\"count\":null,\"sum\":null,\"max\":null,\"empty\":true}\n"
+        );
+        // One name is the single-aggregate writer, byte for byte.
+        let mut one =
+            ResultWriter::with_result_columns(Vec::new(), OutputFormat::Csv, &["result"], false);
+        one.write_interned_values(&mut keys, id, Some((0, 10)), &[Some(6.0)], false)
+            .unwrap();
+        let mut single = ResultWriter::new(Vec::new(), OutputFormat::Csv);
+        single
+            .write_interned(&mut keys, id, Some((0, 10)), Some(6.0), false)
+            .unwrap();
+        assert_eq!(one.into_inner().unwrap(), single.into_inner().unwrap());
+        // A single value on a writer of several columns (an emptied window's row) fills the
+        // first, the others are empty.
+        let mut w =
+            ResultWriter::with_result_columns(Vec::new(), OutputFormat::Csv, &["a", "b"], true);
+        w.write_interned(&mut keys, id, Some((0, 10)), None, true)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(w.into_inner().unwrap()).unwrap(),
+            "key,window_start,window_end,a,b,empty\n\"k,1\",0,10,,,true\n"
+        );
     }
 
     /// Issue #16, item 6: NaN and infinities were written as JSON `null`, which reads as an

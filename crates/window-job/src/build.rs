@@ -38,6 +38,9 @@ use crate::spec::{syntax, JobAggregate, JobSpec, OrderedKind, SpecError, Strateg
 pub enum JobResult {
     /// A numeric aggregate; `None` where it is undefined (min of no elements).
     Number(Option<f64>),
+    /// Several numeric aggregates ([`JobAggregate::Several`]), in the job's order, each as
+    /// [`JobResult::Number`] holds it.
+    Numbers(Vec<Option<f64>>),
     /// The values, in the window's order.
     List(Vec<f64>),
     /// `(timestamp, value)` pairs, in the window's order.
@@ -45,11 +48,11 @@ pub enum JobResult {
 }
 
 impl From<JobResult> for Option<f64> {
-    /// The number of a numeric result; `None` for lists and elements.
+    /// The number of a numeric result; `None` for several numbers, lists and elements.
     fn from(r: JobResult) -> Self {
         match r {
             JobResult::Number(v) => v,
-            JobResult::List(_) | JobResult::Elements(_) => None,
+            JobResult::Numbers(_) | JobResult::List(_) | JobResult::Elements(_) => None,
         }
     }
 }
@@ -57,6 +60,13 @@ impl From<JobResult> for Option<f64> {
 impl From<Option<f64>> for JobResult {
     fn from(v: Option<f64>) -> Self {
         JobResult::Number(v)
+    }
+}
+
+impl From<Vec<Option<f64>>> for JobResult {
+    /// The results of [`window_core::NumericAggregates`].
+    fn from(v: Vec<Option<f64>>) -> Self {
+        JobResult::Numbers(v)
     }
 }
 
@@ -281,18 +291,12 @@ where
         late_data: spec.late_data,
     };
     match (spec.aggregate, evictor) {
-        // The default event-time trigger by its own type: no dispatch, and no trigger state in
-        // each window's state (`AnyTrigger`'s is the union of every built-in trigger's).
-        (JobAggregate::Numeric(aggregate), None) if matches!(trigger, AnyTrigger::EventTime) => {
-            Ok(visitor.visit(limited(
-                WindowOperator::new(assigner, EventTimeTrigger, Incremental(aggregate), config)?,
-                spec,
-            )))
+        (JobAggregate::Numeric(aggregate), None) => {
+            incremental(spec, assigner, (trigger, config), aggregate, visitor)
         }
-        (JobAggregate::Numeric(aggregate), None) => Ok(visitor.visit(limited(
-            WindowOperator::new(assigner, trigger, Incremental(aggregate), config)?,
-            spec,
-        ))),
+        (JobAggregate::Several(aggregates), None) => {
+            incremental(spec, assigner, (trigger, config), aggregates, visitor)
+        }
         (aggregate, evictor) => {
             let function = Evicting::new(evictor, move |elements: &[TimestampedValue<f64>]| {
                 contents_result(aggregate, elements)
@@ -303,6 +307,39 @@ where
             )))
         }
     }
+}
+
+/// The operator over `assigner` with `trigger` and `config`, aggregating incrementally with
+/// `function`.
+fn incremental<K, A, F, V>(
+    spec: &JobSpec,
+    assigner: A,
+    (trigger, config): (AnyTrigger<f64>, OperatorConfig),
+    function: F,
+    visitor: V,
+) -> Result<V::Output, SpecError>
+where
+    K: JobKey,
+    A: WindowAssigner<f64> + Send + 'static,
+    A::Window: Send + serde::Serialize + serde::de::DeserializeOwned,
+    AnyWindow: From<A::Window>,
+    F: AggregateFunction<f64> + Send + 'static,
+    F::Acc: Send + serde::Serialize + serde::de::DeserializeOwned,
+    JobResult: From<F::Out>,
+    V: Visitor<K, f64, AnyWindow, JobResult>,
+{
+    // The default event-time trigger by its own type: no dispatch, and no trigger state in
+    // each window's state (`AnyTrigger`'s is the union of every built-in trigger's).
+    if matches!(trigger, AnyTrigger::EventTime) {
+        return Ok(visitor.visit(limited(
+            WindowOperator::new(assigner, EventTimeTrigger, Incremental(function), config)?,
+            spec,
+        )));
+    }
+    Ok(visitor.visit(limited(
+        WindowOperator::new(assigner, trigger, Incremental(function), config)?,
+        spec,
+    )))
 }
 
 /// The operator with the spec's limit on window states, able to write snapshots.
@@ -331,6 +368,11 @@ fn contents_result(aggregate: JobAggregate, elements: &[TimestampedValue<f64>]) 
             let mut s = NumericStats::default();
             elements.iter().for_each(|e| s.add(e.value));
             JobResult::Number(a.of(&s))
+        }
+        JobAggregate::Several(several) => {
+            let mut s = NumericStats::default();
+            elements.iter().for_each(|e| s.add(e.value));
+            JobResult::Numbers(several.get_result(&s))
         }
         JobAggregate::List => JobResult::List(elements.iter().map(|e| e.value).collect()),
         JobAggregate::Elements => {
@@ -365,13 +407,16 @@ where
             "key windows and sliced windows fire at the window end: no other trigger, no evictor",
         ));
     }
-    let JobAggregate::Numeric(aggregate) = spec.aggregate else {
-        return Err(syntax(
+    let keeps_elements = || {
+        syntax(
             "strategy",
             name,
             "key windows and sliced windows keep accumulators, not elements: use count, sum, min, max or mean",
-        ));
+        )
     };
+    if matches!(spec.aggregate, JobAggregate::List | JobAggregate::Elements) {
+        return Err(keeps_elements());
+    }
     if spec.allowed_lateness < 0 {
         return Err(OperatorError::NegativeLateness(spec.allowed_lateness).into());
     }
@@ -383,7 +428,11 @@ where
         allowed_lateness: spec.allowed_lateness,
         late_data: spec.late_data,
     };
-    ordered_snapshotting(parts, aggregate, visitor)
+    match spec.aggregate {
+        JobAggregate::Several(aggregates) => ordered_snapshotting(parts, aggregates, visitor),
+        JobAggregate::Numeric(aggregate) => ordered_snapshotting(parts, aggregate, visitor),
+        JobAggregate::List | JobAggregate::Elements => Err(keeps_elements()),
+    }
 }
 
 /// As [`ordered_with`], for keys, elements and accumulators that are serde types: the

@@ -107,6 +107,43 @@ pub(crate) mod text {
     }
 }
 
+/// A job's aggregate: text (`"sum"`, `"count,sum,max"`) or a list of names (`["count", "sum"]`,
+/// read as the names joined by commas); written as text.
+pub(crate) mod aggregate {
+    use super::*;
+    use crate::spec::JobAggregate;
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<JobAggregate, D::Error> {
+        d.deserialize_any(Aggregate)
+    }
+
+    pub(crate) fn serialize<S: Serializer>(v: &JobAggregate, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    struct Aggregate;
+
+    impl<'de> Visitor<'de> for Aggregate {
+        type Value = JobAggregate;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an aggregate (\"sum\"), several (\"count,sum,max\") or a list of names")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<JobAggregate, E> {
+            v.parse().map_err(E::custom)
+        }
+
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<JobAggregate, A::Error> {
+            let mut names: Vec<String> = Vec::new();
+            while let Some(name) = seq.next_element::<String>()? {
+                names.push(name);
+            }
+            self.visit_str(&names.join(","))
+        }
+    }
+}
+
 /// A part written as text in `windowctl`'s grammar or as a tagged object.
 pub(crate) mod text_or_object {
     use super::*;

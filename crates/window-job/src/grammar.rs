@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use keywindow::EmitMode;
-use window_core::NumericAggregate;
+use window_core::{NumericAggregate, NumericAggregates};
 use window_operator::EvictMoment;
 
 use crate::duration::{parse_duration, parse_signed_duration};
@@ -189,6 +189,9 @@ impl FromStr for JobAggregate {
     type Err = SpecError;
 
     fn from_str(s: &str) -> Result<Self, SpecError> {
+        if s.contains(',') {
+            return several_aggregates(s);
+        }
         Ok(match s {
             "count" => JobAggregate::Numeric(NumericAggregate::Count),
             "sum" => JobAggregate::Numeric(NumericAggregate::Sum),
@@ -205,6 +208,46 @@ impl FromStr for JobAggregate {
                 ))
             }
         })
+    }
+}
+
+/// A comma-separated list of distinct numeric aggregates (`count,sum,max`, spaces around the
+/// names allowed); a list of one is that aggregate.
+fn several_aggregates(s: &str) -> Result<JobAggregate, SpecError> {
+    let mut list = Vec::new();
+    for name in s.split(',').map(str::trim) {
+        match name.parse() {
+            Ok(JobAggregate::Numeric(a)) => list.push(a),
+            Ok(_) => {
+                return Err(syntax(
+                    "aggregate",
+                    s,
+                    format!(
+                        "{name} keeps the elements and cannot be listed with other aggregates: \
+                         list count, sum, min, max or mean"
+                    ),
+                ))
+            }
+            Err(_) if name.is_empty() => {
+                return Err(syntax(
+                    "aggregate",
+                    s,
+                    "an empty name in the list: separate count, sum, min, max or mean by single commas",
+                ))
+            }
+            Err(_) => {
+                return Err(syntax(
+                    "aggregate",
+                    s,
+                    format!("unknown aggregate '{name}' in the list: expected count, sum, min, max or mean, each once"),
+                ))
+            }
+        }
+    }
+    match NumericAggregates::new(&list) {
+        Ok(several) if several.len() == 1 => Ok(JobAggregate::Numeric(list[0])),
+        Ok(several) => Ok(JobAggregate::Several(several)),
+        Err(e) => Err(syntax("aggregate", s, e.to_string())),
     }
 }
 
@@ -231,6 +274,7 @@ impl fmt::Display for JobAggregate {
     /// The aggregate as [`FromStr`] reads it (`mean`, `list` ...).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            JobAggregate::Several(several) => return several.fmt(f),
             JobAggregate::Numeric(NumericAggregate::Count) => "count",
             JobAggregate::Numeric(NumericAggregate::Sum) => "sum",
             JobAggregate::Numeric(NumericAggregate::Min) => "min",

@@ -20,11 +20,11 @@
 use keywindow::EmitMode;
 use serde::{Deserialize, Serialize};
 use window_assigners::{AssignerError, TimeDomain};
-use window_core::{FlinkRule, LateDataPolicy, NumericAggregate};
+use window_core::{FlinkRule, LateDataPolicy, NumericAggregate, NumericAggregates};
 use window_operator::OperatorError;
 
 use crate::fields::{
-    ms, opt_ms, opt_text_or_object, side_output, text, text_or_object, time_domain,
+    aggregate, ms, opt_ms, opt_text_or_object, side_output, text, text_or_object, time_domain,
 };
 use crate::parts::{EvictorSpec, TriggerSpec, WindowSpec};
 
@@ -88,12 +88,17 @@ pub(crate) fn syntax(what: &'static str, text: &str, reason: impl Into<String>) 
     }
 }
 
-/// What a window computes: a numeric aggregate (incremental) or its contents (kept in full).
-/// As text: `count`, `sum`, `min`, `max`, `mean`, `list`, `elements`.
+/// What a window computes: a numeric aggregate (incremental), several of them, or its contents
+/// (kept in full). As text: `count`, `sum`, `min`, `max`, `mean`, `list`, `elements`, or a
+/// comma-separated list of distinct numeric aggregates (`count,sum,max`; in a job file also a
+/// list of names). A list of one is that aggregate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobAggregate {
     /// `count`, `sum`, `min`, `max`, `mean`: incremental, one accumulator per window.
     Numeric(NumericAggregate),
+    /// Several numeric aggregates (`count,sum,max`), at least two, in one accumulator per window;
+    /// the result is [`crate::JobResult::Numbers`], one per aggregate in the list's order.
+    Several(NumericAggregates),
     /// `list`: the values in the window's order (arrival order).
     List,
     /// `elements`: `(timestamp, value)` pairs in the window's order.
@@ -201,8 +206,8 @@ pub struct JobSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub evictor: Option<EvictorSpec>,
-    /// What each window computes.
-    #[serde(with = "text")]
+    /// What each window computes (text, or in a job file also a list of aggregate names).
+    #[serde(with = "aggregate")]
     pub aggregate: JobAggregate,
     /// Event time or processing time.
     #[serde(default, with = "time_domain")]

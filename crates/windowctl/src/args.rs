@@ -129,7 +129,8 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value = "sliding:1h:5min", value_name = "SPEC")]
     pub(crate) window: WindowSpec,
 
-    /// Aggregate per window: count, sum, min, max, mean.
+    /// Aggregate per window: count, sum, min, max, mean; or several, comma-separated, each once
+    /// (count,sum,max): one output column each, named after it, in place of `result`.
     #[arg(long, default_value = "mean", value_name = "AGG")]
     pub(crate) agg: String,
 

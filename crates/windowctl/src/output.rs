@@ -21,7 +21,7 @@ use std::thread::JoinHandle;
 use anyhow::{bail, Context, Result};
 use engine::core::{AnyWindow, Window, WindowOutput};
 use engine::io::{KeyId, KeyTexts, LateWriter, OutputFormat, ResultWriter};
-use engine::job::JobResult;
+use engine::job::{JobAggregate, JobResult};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Outputs;
@@ -34,13 +34,19 @@ pub(crate) use gzip::{create_maybe_gzip, is_gzip_name, stdout_was_closed};
 use gzip::{Out, Plain};
 
 /// One row as the operator's thread hands it over: what the writers need, no text.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Row {
     Result {
         key: KeyId,
         bounds: Option<(i64, i64)>,
         value: Option<f64>,
         empty: bool,
+    },
+    /// A result of several aggregates (boxed: the row stays as small as a single result's).
+    Results {
+        key: KeyId,
+        bounds: Option<(i64, i64)>,
+        values: Box<[Option<f64>]>,
     },
     Late {
         key: KeyId,
@@ -58,6 +64,35 @@ const ROWS_PER_BATCH: usize = 4096;
 /// Batches in flight at most: the operator's thread waits when the writer is this far behind,
 /// so memory stays bounded whatever the output's speed.
 const BATCHES_IN_FLIGHT: usize = 8;
+
+/// The result columns of a job's output: `result`, or one per aggregate of several
+/// (`count,sum,max`), and the `empty` column of strategies that emit empty results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ResultColumns {
+    /// The result columns' names.
+    names: Vec<&'static str>,
+    /// Whether there is an `empty` column.
+    empty: bool,
+}
+
+impl ResultColumns {
+    /// The columns of `spec`'s results.
+    pub(crate) fn of(spec: &engine::job::JobSpec) -> Self {
+        let names = match spec.aggregate {
+            JobAggregate::Several(several) => several.as_slice().iter().map(|a| a.name()).collect(),
+            _ => vec!["result"],
+        };
+        Self {
+            names,
+            empty: spec.strategy.emits_empty_results(),
+        }
+    }
+
+    /// A results writer of these columns over `out`.
+    fn writer(&self, out: Out, format: OutputFormat) -> ResultWriter<Out> {
+        ResultWriter::with_result_columns(out, format, &self.names, self.empty)
+    }
+}
 
 /// How far one output file had been written at a checkpoint.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,6 +153,14 @@ struct Writers {
 impl Writers {
     fn write(&mut self, row: &Row) -> Result<(), (Which, io::Error)> {
         match *row {
+            Row::Results {
+                key,
+                bounds,
+                ref values,
+            } => self
+                .results
+                .write_interned_values(&mut self.keys, key, bounds, values, false)
+                .map_err(|e| (Which::Results, e)),
             Row::Result {
                 key,
                 bounds,
@@ -334,7 +377,11 @@ impl OutputSink {
     ///
     /// # Errors
     /// An output that cannot be created (named in the error); the writer thread cannot start.
-    pub(crate) fn create(outputs: &Outputs, empty_column: bool, keys: KeyTexts) -> Result<Self> {
+    pub(crate) fn create(
+        outputs: &Outputs,
+        columns: &ResultColumns,
+        keys: KeyTexts,
+    ) -> Result<Self> {
         let output_target = outputs.output.as_deref().unwrap_or("-");
         let late_to_stdout = outputs.late_output.as_deref() == Some(Path::new("-"));
         if (output_target == "-" || late_to_stdout) && stdout_was_closed() {
@@ -355,12 +402,9 @@ impl OutputSink {
             None => None,
         };
         let out = create_maybe_gzip(output_target)?;
-        let results = if empty_column {
-            ResultWriter::with_empty_column(out, outputs.output_format)
-        } else {
-            ResultWriter::new(out, outputs.output_format)
-        }
-        .with_key_columns(&outputs.key_columns);
+        let results = columns
+            .writer(out, outputs.output_format)
+            .with_key_columns(&outputs.key_columns);
         Self::start(
             outputs,
             Writers {
@@ -382,7 +426,7 @@ impl OutputSink {
     /// cut; a file is shorter than the checkpoint recorded (it was changed since).
     pub(crate) fn create_checkpointed(
         outputs: &Outputs,
-        empty_column: bool,
+        columns: &ResultColumns,
         keys: KeyTexts,
         resume: Option<&OutputMarks>,
     ) -> Result<Self> {
@@ -396,12 +440,9 @@ impl OutputSink {
         let name = format!("{} {path}", outputs.output_name);
         let mark = resume.map(|m| m.results);
         let (file, handle) = open_resumable(Path::new(path), mark, &name)?;
-        let results = if empty_column {
-            ResultWriter::with_empty_column(file, outputs.output_format)
-        } else {
-            ResultWriter::new(file, outputs.output_format)
-        }
-        .with_key_columns(&outputs.key_columns);
+        let results = columns
+            .writer(file, outputs.output_format)
+            .with_key_columns(&outputs.key_columns);
         let results = match mark {
             Some(m) if m.bytes > 0 => results.continuing(m.records),
             _ => results,
@@ -608,6 +649,16 @@ impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
     fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, _watermark: i64) {
         let value = match result {
             JobResult::Number(v) => v,
+            JobResult::Numbers(values) => {
+                let (key, bounds) = (*key, window.bounds());
+                let values = values.into_boxed_slice();
+                self.push(Row::Results {
+                    key,
+                    bounds,
+                    values,
+                });
+                return;
+            }
             // windowctl offers numeric aggregates only (the plan refuses the others).
             JobResult::List(_) | JobResult::Elements(_) => None,
         };

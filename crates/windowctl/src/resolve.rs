@@ -278,10 +278,14 @@ fn apply_computation(spec: &mut JobSpec, args: &RunArgs, o: Origins<'_>) -> Resu
         spec.window = args.window;
     }
     if o.flag_applies(AGG) {
-        spec.aggregate = args
-            .agg
-            .parse()
-            .map_err(|_| anyhow!("--agg: {}", numeric_aggregates(&args.agg)))?;
+        spec.aggregate = args.agg.parse().map_err(|e| {
+            if args.agg.contains(',') {
+                // A list: what is wrong in it (a name twice, an unknown one).
+                anyhow!("--agg: {e}")
+            } else {
+                anyhow!("--agg: {}", numeric_aggregates(&args.agg))
+            }
+        })?;
     }
     if o.flag_applies(TIME) {
         spec.time =
@@ -321,7 +325,9 @@ fn apply_computation(spec: &mut JobSpec, args: &RunArgs, o: Origins<'_>) -> Resu
 
 /// What `--agg` and a job file's `aggregate` accept, for an error about `text`.
 pub(crate) fn numeric_aggregates(text: &str) -> String {
-    format!("expected count, sum, min, max or mean, got '{text}'")
+    format!(
+        "expected count, sum, min, max or mean, or several of them (count,sum,max), got '{text}'"
+    )
 }
 
 /// Applies `--out-of-orderness`, `--watermark-interval` and `--idle-timeout`. A delay replaces

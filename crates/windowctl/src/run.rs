@@ -24,7 +24,7 @@ use engine::runtime::{
 use crate::args::RunArgs;
 use crate::bound::Bounded;
 use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
-use crate::output::{is_gzip_name, stdout_was_closed, OutputMarks, OutputSink};
+use crate::output::{is_gzip_name, stdout_was_closed, OutputMarks, OutputSink, ResultColumns};
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
@@ -226,12 +226,12 @@ fn open_sink(
     checkpointed: bool,
     marks: Option<&OutputMarks>,
 ) -> Result<OutputSink> {
-    let empty_column = plan.spec.strategy.emits_empty_results();
+    let columns = ResultColumns::of(&plan.spec);
     let texts = KeyTexts::new(Arc::clone(keys));
     if checkpointed {
-        OutputSink::create_checkpointed(&plan.outputs, empty_column, texts, marks)
+        OutputSink::create_checkpointed(&plan.outputs, &columns, texts, marks)
     } else {
-        OutputSink::create(&plan.outputs, empty_column, texts)
+        OutputSink::create(&plan.outputs, &columns, texts)
     }
 }
 

@@ -62,6 +62,9 @@ fn result_json(r: &JobResult) -> Value {
     match r {
         JobResult::Number(None) => Value::Null,
         JobResult::Number(Some(v)) => number(*v),
+        JobResult::Numbers(vs) => {
+            Value::Array(vs.iter().map(|v| v.map_or(Value::Null, number)).collect())
+        }
         JobResult::List(vs) => Value::Array(vs.iter().map(|v| number(*v)).collect()),
         JobResult::Elements(es) => {
             Value::Array(es.iter().map(|(t, v)| json!([t, number(*v)])).collect())

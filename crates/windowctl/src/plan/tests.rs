@@ -206,11 +206,11 @@ fn errors_name_the_flag_or_the_file_and_its_key() {
     );
     assert_eq!(
         refused(&["--agg", "list"], None),
-        "--agg: expected count, sum, min, max or mean, got 'list'; windowctl prints numeric aggregates only"
+        "--agg: expected count, sum, min, max or mean, or several of them (count,sum,max), got 'list'; windowctl prints numeric aggregates only"
     );
     assert_eq!(
         refused(&["--agg", "median"], Some(processing)),
-        "--agg: expected count, sum, min, max or mean, got 'median'"
+        "--agg: expected count, sum, min, max or mean, or several of them (count,sum,max), got 'median'"
     );
     assert_eq!(
         refused(&["--input", "-", "--input", "-"], None),
