@@ -144,8 +144,9 @@ impl fmt::Display for ElementError {
             } => write!(
                 f,
                 "the element at {timestamp} would bring the window states to {states}, more than \
-                 the limit of {limit}; with sliding windows every element creates size/slide of \
-                 them"
+                 the limit of {limit}; each window of each key is one state (a sliding window \
+                 makes size/slide of them per element, and fired windows are kept for their \
+                 allowed lateness)"
             ),
         }
     }

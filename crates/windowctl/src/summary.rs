@@ -117,7 +117,7 @@ pub(crate) fn summary(
     if plan.spec.time == TimeDomain::EventTime && live_windows > 0 {
         let _ = writeln!(
             err,
-            "windowctl: {} window states remain at end of input: global windows are never cleaned up, and elements added after their last firing were not emitted (as in Flink)",
+            "windowctl: {} window states remain at end of input: windows whose cleanup time is the end of time (global windows, or an allowed lateness reaching i64::MAX) are never cleaned up, and elements added after their last firing were not emitted (as in Flink)",
             live_windows
         );
     }
