@@ -45,6 +45,19 @@ aggregate = "max""#,
     r#"assigner = "tumbling:10ms"
 time = "processing"
 aggregate = "sum""#,
+    r#"assigner = "sliding:30ms:10ms"
+aggregate = "count,sum,min,max,mean"
+strategy = "sliced"
+allowed_lateness = "0ms""#,
+    r#"assigner = "session:5ms"
+aggregate = ["max", "count"]
+allowed_lateness = "8ms""#,
+    r#"assigner = "sliding:20ms:5ms"
+aggregate = "min,mean"
+strategy = "keywindow""#,
+    r#"assigner = "tumbling:10ms"
+evictor = "count:2"
+aggregate = "sum,max""#,
 ];
 
 type Out = Vec<Emitted<u32, AnyWindow, f64, JobResult>>;
