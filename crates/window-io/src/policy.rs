@@ -52,7 +52,9 @@ impl FromStr for OnError {
 /// is written only when the file is new or empty. Every record is flushed at once.
 pub struct DeadLetterWriter {
     name: String,
-    writer: csv::Writer<Box<dyn Write + Send>>,
+    /// Where the records go; each is written by a csv writer of its own (see
+    /// [`DeadLetterWriter::write`]).
+    out: Box<dyn Write + Send>,
     /// Records written whose raw line was cut.
     cut: u64,
     /// The file, when opened by [`DeadLetterWriter::create`]: synced and measured for a
@@ -105,7 +107,7 @@ impl DeadLetterWriter {
     /// # Errors
     /// The flush, the sync or reading the length fails.
     pub fn sync(&mut self) -> io::Result<Option<u64>> {
-        self.writer.flush()?;
+        self.out.flush()?;
         match &self.file {
             Some(f) => {
                 f.sync_data()?;
@@ -125,19 +127,16 @@ impl DeadLetterWriter {
         name: impl Into<String>,
         write_header: bool,
     ) -> io::Result<DeadLetterWriter> {
-        let mut writer = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(writer);
-        if write_header {
-            writer.write_record(DEAD_LETTER_HEADER)?;
-            writer.flush()?;
-        }
-        Ok(DeadLetterWriter {
+        let mut w = DeadLetterWriter {
             name: name.into(),
-            writer,
+            out: writer,
             cut: 0,
             file: None,
-        })
+        };
+        if write_header {
+            w.write_record(DEAD_LETTER_HEADER.map(str::as_bytes))?;
+        }
+        Ok(w)
     }
 
     /// The file name used in error messages.
@@ -158,7 +157,7 @@ impl DeadLetterWriter {
     /// Fails if writing fails.
     pub fn write(&mut self, err: &InputError) -> io::Result<()> {
         let line = err.line.to_string();
-        self.writer.write_record([
+        self.write_record([
             err.source_name.as_bytes(),
             line.as_bytes(),
             err.field.as_deref().unwrap_or("").as_bytes(),
@@ -166,7 +165,23 @@ impl DeadLetterWriter {
             &err.raw,
         ])?;
         self.cut += u64::from(err.raw_cut);
-        self.writer.flush()
+        Ok(())
+    }
+
+    /// Writes one CSV record and flushes, through a csv writer whose buffer holds the whole
+    /// record: the csv crate decides a field's quoting by scanning what is left of it each time
+    /// its buffer fills, which made a line of 40 MB take seconds with the default 8 KiB buffer.
+    fn write_record(&mut self, fields: [&[u8]; 5]) -> io::Result<()> {
+        // Quoting at most doubles a field; a few bytes more for quotes and separators.
+        let capacity = fields.iter().map(|f| 2 * f.len() + 3).sum::<usize>() + 2;
+        let mut writer = csv::WriterBuilder::new()
+            .has_headers(false)
+            .buffer_capacity(capacity.max(1024))
+            .from_writer(&mut self.out);
+        writer.write_record(fields)?;
+        writer.flush()?;
+        drop(writer);
+        self.out.flush()
     }
 }
 

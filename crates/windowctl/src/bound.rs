@@ -171,8 +171,8 @@ impl Bounded {
         let mut advice = String::new();
         if held.elements > held.windows {
             advice.push_str(
-                "most of it is elements held (windows that keep their elements, an evictor or \
-                 list/elements, or a reordering buffer waiting for the watermark, which a smaller \
+                "most of it is elements held (windows that keep their elements, an evictor, or a \
+                 reordering buffer waiting for the watermark, which a smaller \
                  --out-of-orderness shortens); ",
             );
         }
@@ -184,9 +184,12 @@ impl Bounded {
             Strategy::KeyWindow => advice.push_str(
                 "--strategy sliced:changes writes the same results from less state per key; ",
             ),
+            // Sliced windows hold the least state of the strategies: nothing else to try.
             Strategy::Sliced(_) => {}
         }
-        advice.push_str("or raise --max-window-states if the machine has the memory");
+        let or = if advice.is_empty() { "" } else { "or " };
+        advice.push_str(or);
+        advice.push_str("raise --max-window-states if the machine has the memory");
         advice
     }
 

@@ -324,18 +324,18 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
     });
     let fields = args.input_args.field_names();
     if fields.key_fields().len() > 1 {
-        bail!(
+        return Err(usage(anyhow!(
             "--key-field {}: windowctl dstream keys by one field (Spark's pair DStreams have one \
              key); composite keys are for windowctl run",
             fields.key
-        );
+        )));
     }
     if args.input_args.no_header && format == InputFormat::Jsonl {
-        bail!("--no-header: {} is JSON lines, whose fields are named by its members; --no-header and column numbers are for CSV", spec.source_name());
+        return Err(usage(anyhow!("--no-header: {} is JSON lines, whose fields are named by its members; --no-header and column numbers are for CSV", spec.source_name())));
     }
     let delimiter = args.input_args.delimiter;
     if format == InputFormat::Jsonl && delimiter != engine::io::Delimiter::COMMA {
-        bail!("--delimiter {delimiter}: the delimiter separates CSV fields, and the input is JSON lines");
+        return Err(usage(anyhow!("--delimiter {delimiter}: the delimiter separates CSV fields, and the input is JSON lines")));
     }
     let mut reader = open_source(&spec, format, fields)?
         .with_time_unit(args.input_args.time_unit)

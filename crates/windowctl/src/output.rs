@@ -30,7 +30,7 @@ mod ahead;
 mod gzip;
 
 use ahead::SyncAhead;
-pub(crate) use gzip::{create_maybe_gzip, is_gzip_name, stdout_was_closed};
+pub(crate) use gzip::{create_maybe_gzip, is_gzip_name, stdin_was_closed, stdout_was_closed};
 use gzip::{Out, Plain};
 
 /// One row as the operator's thread hands it over: what the writers need, no text.
@@ -385,9 +385,13 @@ impl OutputSink {
         let output_target = outputs.output.as_deref().unwrap_or("-");
         let late_to_stdout = outputs.late_output.as_deref() == Some(Path::new("-"));
         if (output_target == "-" || late_to_stdout) && stdout_was_closed() {
+            let (what, flag) = match output_target {
+                "-" => ("the results", "--output FILE"),
+                _ => ("the late elements (--late-output -)", "--late-output FILE"),
+            };
             bail!(
-                "standard output is closed (the job was started with >&-): the results would be \
-                 lost; give --output FILE"
+                "standard output is closed (the job was started with >&-): {what} would be \
+                 lost; give {flag}"
             );
         }
         let late = match &outputs.late_output {

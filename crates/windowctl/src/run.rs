@@ -24,7 +24,9 @@ use engine::runtime::{
 use crate::args::RunArgs;
 use crate::bound::Bounded;
 use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
-use crate::output::{is_gzip_name, stdout_was_closed, OutputMarks, OutputSink, ResultColumns};
+use crate::output::{
+    is_gzip_name, stdin_was_closed, stdout_was_closed, OutputMarks, OutputSink, ResultColumns,
+};
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
 use crate::summary::summary;
@@ -247,6 +249,12 @@ fn open_readers(
         .enumerate()
         .map(|(i, (spec, format))| {
             let live = !matches!(spec, InputSpec::File(_));
+            if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
+                bail!(
+                    "--input -: standard input is closed (the job was started with <&-), which \
+                     would read as an empty input; give --input FILE or redirect a file"
+                );
+            }
             let mut reader = open_source(spec, *format, plan.fields.clone())?
                 .reading(plan.reads)
                 .with_time_unit(plan.time_unit)
@@ -516,6 +524,13 @@ impl Checkpoints {
             );
         }
         let o = &plan.outputs;
+        if o.output.as_deref().is_none_or(|p| p == "-") {
+            bail!(
+                "--checkpoint-dir needs the results in a file ({} FILE): stdout cannot be cut \
+                 back to a checkpoint when the job resumes",
+                o.output_name
+            );
+        }
         let named = [
             (&o.late_output, &o.late_output_name),
             (&o.dead_letter, &o.dead_letter_name),

@@ -40,8 +40,13 @@ fn input_text(n: u64) -> String {
     text
 }
 
+/// The input file, written once per test process: the tests run in parallel, and rewriting it
+/// in each let one test read another's half-written copy.
 fn input() -> PathBuf {
-    write_temp("multi-agg-input.csv", &input_text(3_000))
+    static INPUT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    INPUT
+        .get_or_init(|| write_temp("multi-agg-input.csv", &input_text(3_000)))
+        .clone()
 }
 
 /// Runs a job and returns its standard output (failing on an error).

@@ -94,11 +94,24 @@ pub(crate) fn is_gzip_name(target: &str) -> bool {
 /// write-only), so every result written to stdout would be lost without an error. Linux only
 /// (`/proc`); elsewhere `false`.
 pub(crate) fn stdout_was_closed() -> bool {
-    let target = std::fs::read_link("/proc/self/fd/1");
+    descriptor_was_closed(1)
+}
+
+/// Whether the process was started with its standard input closed (`windowctl ... <&-`), which
+/// would read as an empty input: as [`stdout_was_closed`], for descriptor 0 (a shell's
+/// `</dev/null` opens it read-only).
+pub(crate) fn stdin_was_closed() -> bool {
+    descriptor_was_closed(0)
+}
+
+/// Whether descriptor `fd` (0, 1 or 2) is the `/dev/null` opened read-write that Rust's runtime
+/// puts in place of a descriptor the process was started without.
+fn descriptor_was_closed(fd: u8) -> bool {
+    let target = std::fs::read_link(format!("/proc/self/fd/{fd}"));
     if target.ok().as_deref() != Some(Path::new("/dev/null")) {
         return false;
     }
-    let Ok(info) = std::fs::read_to_string("/proc/self/fdinfo/1") else {
+    let Ok(info) = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")) else {
         return false;
     };
     // `flags:` is octal; O_ACCMODE is 3, O_RDWR 2.

@@ -87,7 +87,7 @@ pub(super) fn fields(
         }
     }
     let key_columns = match (keys.len(), reads.key) {
-        (2.., true) => key_columns(&keys, late_output, o)?,
+        (2.., true) => key_columns(&keys, late_output, &aggregate_columns(spec), o)?,
         _ => Vec::new(),
     };
     Ok(Fields {
@@ -119,9 +119,15 @@ fn column_number(field: Field, text: &str, o: Origins<'_>) -> Result<()> {
 /// (its place in the key) for a column number.
 ///
 /// # Errors
-/// Two columns of one name, or a key column named as another column of the results (or of the
-/// late output, when there is one).
-fn key_columns(keys: &[&str], late_output: bool, o: Origins<'_>) -> Result<Vec<String>> {
+/// Two columns of one name, or a key column named as another column of the results (its
+/// `aggregates` columns of several aggregates included), or of the late output, when there is
+/// one.
+fn key_columns(
+    keys: &[&str],
+    late_output: bool,
+    aggregates: &[&str],
+    o: Origins<'_>,
+) -> Result<Vec<String>> {
     let columns: Vec<String> = keys
         .iter()
         .enumerate()
@@ -131,6 +137,7 @@ fn key_columns(keys: &[&str], late_output: bool, o: Origins<'_>) -> Result<Vec<S
         })
         .collect();
     let mut taken: Vec<&str> = KEY_WINDOW_RESULT_COLUMNS[1..].to_vec();
+    taken.extend_from_slice(aggregates);
     if late_output {
         taken.extend(LATE_COLUMNS.iter().filter(|c| **c != "key"));
     }
@@ -145,6 +152,15 @@ fn key_columns(keys: &[&str], late_output: bool, o: Origins<'_>) -> Result<Vec<S
         }
     }
     Ok(columns)
+}
+
+/// The result columns of several aggregates (`count,sum` gives `count`, `sum`); none for one
+/// aggregate, whose column is `result`.
+fn aggregate_columns(spec: &JobSpec) -> Vec<&'static str> {
+    match spec.aggregate {
+        JobAggregate::Several(several) => several.as_slice().iter().map(|a| a.name()).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Whether the job reads the values of its elements: every aggregate but a count does, and so
@@ -197,19 +213,22 @@ mod tests {
         let given = Given::default();
         let o = Origins::new(None, &given);
         assert_eq!(
-            key_columns(&["carrier", "dest"], true, o).unwrap(),
+            key_columns(&["carrier", "dest"], true, &[], o).unwrap(),
             ["carrier", "dest"]
         );
         assert_eq!(
-            key_columns(&["2", "3"], false, o).unwrap(),
+            key_columns(&["2", "3"], false, &[], o).unwrap(),
             ["key1", "key2"]
         );
-        let e = key_columns(&["result", "b"], false, o)
+        let e = key_columns(&["result", "b"], false, &[], o)
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("--key-field result,b: each key field"), "{e}");
-        assert!(key_columns(&["a", "watermark"], false, o).is_ok());
-        assert!(key_columns(&["a", "watermark"], true, o).is_err());
-        assert!(key_columns(&["2", "key1"], false, o).is_err());
+        assert!(key_columns(&["a", "watermark"], false, &[], o).is_ok());
+        assert!(key_columns(&["a", "watermark"], true, &[], o).is_err());
+        assert!(key_columns(&["2", "key1"], false, &[], o).is_err());
+        // Issue #16 trial: a key column named as a column of several aggregates.
+        assert!(key_columns(&["count", "sum"], false, &["count", "sum"], o).is_err());
+        assert!(key_columns(&["a", "max"], false, &["count", "sum"], o).is_ok());
     }
 }

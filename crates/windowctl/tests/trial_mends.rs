@@ -1,0 +1,128 @@
+//! Findings of the fifth fresh-user trial (issue #16), each with the behaviour it had: a key
+//! column named as an aggregate's column made duplicate columns, some usage errors exited 1,
+//! closed standard input read as an empty input, and the message for a closed standard output
+//! named the wrong flag.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{stderr, windowctl, write_temp};
+
+/// `windowctl ARGS` through `sh`, with `redirect` (`<&-`, `>&-`) applied to it.
+fn with_redirect(args: &str, redirect: &str) -> Output {
+    let bin = env!("CARGO_BIN_EXE_windowctl");
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec '{bin}' {args} {redirect}"))
+        .current_dir(common::repo())
+        .output()
+        .expect("sh starts")
+}
+
+#[test]
+fn a_key_column_named_as_an_aggregate_column_is_refused() {
+    // Before: the header was count,sum,window_start,window_end,count,sum, and JSON lines had
+    // two "count" members, so that a JSON reader lost the key.
+    let input = write_temp(
+        "trial-clash.csv",
+        "event_time_ms,count,sum,value\n1000,x,y,1\n",
+    );
+    let input = input.to_str().unwrap();
+    let args = [
+        "--input",
+        input,
+        "--key-field",
+        "count,sum",
+        "--agg",
+        "count,sum",
+        "--window",
+        "tumbling:10s",
+    ];
+    let o = windowctl(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("count is already a column of the output"),
+        "{}",
+        stderr(&o)
+    );
+    // The same key fields with other aggregates are fine: the columns differ.
+    let ok = windowctl(&[
+        "--input",
+        input,
+        "--key-field",
+        "count,sum",
+        "--agg",
+        "min,max",
+        "--window",
+        "tumbling:10s",
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(
+        String::from_utf8_lossy(&ok.stdout),
+        "count,sum,window_start,window_end,min,max\nx,y,0,10000,1,1\n"
+    );
+}
+
+#[test]
+fn usage_errors_found_by_the_trial_exit_2() {
+    let input = write_temp("trial-usage.csv", "event_time_ms,key,value\n1000,a,1\n");
+    let input = input.to_str().unwrap();
+    // Checkpoints need the results in a file (was exit 1, found only when opening outputs).
+    let dir = std::env::temp_dir().join(format!("windowctl-trial-ckpt-{}", std::process::id()));
+    let o = windowctl(&["--input", input, "--checkpoint-dir", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("needs the results in a file"),
+        "{}",
+        stderr(&o)
+    );
+    // dstream keys by one field (was exit 1).
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args(["dstream", "--input", input, "--key-field", "key,value"])
+        .args(["--batch-interval", "1s", "--window", "2s"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("keys by one field"), "{}", stderr(&o));
+}
+
+#[test]
+fn closed_standard_input_is_an_error_not_an_empty_input() {
+    // Before: `--input - <&-` read nothing and exited 0 with no results.
+    let o = with_redirect(
+        "run --no-progress --input - --window tumbling:1s --agg count",
+        "<&-",
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("standard input is closed"),
+        "{}",
+        stderr(&o)
+    );
+    // `</dev/null` is an empty input, as before.
+    let o = with_redirect(
+        "run --no-progress --input - --window tumbling:1s --agg count",
+        "</dev/null",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_closed_standard_output_names_the_flag_that_writes_there() {
+    let input = write_temp("trial-late.csv", "event_time_ms,key,value\n1000,a,1\n");
+    let out = input.with_file_name("trial-late-results.csv");
+    let args = format!(
+        "run --no-progress --input '{}' --output '{}' --late-output - --window tumbling:1s",
+        input.display(),
+        out.display()
+    );
+    let o = with_redirect(&args, ">&-");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // Before: "the results would be lost; give --output FILE", with --output given.
+    assert!(
+        stderr(&o).contains("the late elements (--late-output -) would be lost"),
+        "{}",
+        stderr(&o)
+    );
+}
