@@ -539,7 +539,9 @@ impl AggregateFunction<f64> for NumericAggregate {
     }
 }
 
+mod exact;
 mod several;
+pub use exact::{ExactNumeric, NumericResult};
 pub use several::{AggregateListError, NumericAggregates};
 
 #[cfg(test)]

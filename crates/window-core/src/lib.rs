@@ -23,8 +23,9 @@ pub mod time;
 pub mod window;
 
 pub use aggregate::{
-    AggregateFunction, AggregateListError, MapAggregate, NumericAcc, NumericAggregate,
-    NumericAggregates, NumericStats, ReduceAggregate, ReduceFunction,
+    AggregateFunction, AggregateListError, ExactNumeric, MapAggregate, NumericAcc,
+    NumericAggregate, NumericAggregates, NumericResult, NumericStats, ReduceAggregate,
+    ReduceFunction,
 };
 pub use computation::{
     Converted, ElementError, Emitted, HeldState, LateDataPolicy, LiveState, Rejected, TimeDomain,

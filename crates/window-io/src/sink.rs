@@ -10,8 +10,11 @@ use std::str::FromStr;
 
 use super::error::OpenError;
 use super::source::Event;
-use crate::keys::{split_key_parts, KeyId, KeyTexts};
-use crate::rows::{encode_str, push_number, Cell, RowWriter};
+use crate::keys::{KeyId, KeyTexts};
+use crate::rows::{push_number, Cell, RowWriter};
+
+mod key_cells;
+use key_cells::{EncodedKeys, KeyColumns};
 
 /// The text format of an output stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -160,87 +163,6 @@ pub struct ResultWriter<W: Write = Box<dyn Write + Send>> {
     window_text: Vec<u8>,
     /// A composite key's columns ([`ResultWriter::with_key_columns`]).
     key_columns: KeyColumns,
-}
-
-/// How the key is written: as one `key` column, or as one column per field of a composite key
-/// (its text split by [`split_key_parts`]), each named by its field.
-#[derive(Debug, Default, Clone)]
-struct KeyColumns {
-    /// Per field of a composite key, its JSON member name `"name":`; empty for one `key`.
-    json_names: Vec<Vec<u8>>,
-}
-
-impl KeyColumns {
-    /// One column per name, if there are several; else the one `key` column.
-    fn new(names: &[String]) -> Self {
-        let json_names = match names.len() {
-            0 | 1 => Vec::new(),
-            _ => names
-                .iter()
-                .map(|name| {
-                    let mut b = Vec::new();
-                    encode_str(OutputFormat::Jsonl, name, &mut b);
-                    b.push(b':');
-                    b
-                })
-                .collect(),
-        };
-        Self { json_names }
-    }
-
-    /// Whether the key has a column per field.
-    fn composite(&self) -> bool {
-        !self.json_names.is_empty()
-    }
-
-    /// Appends the key `text` in `format`: one cell, or a composite key's fields, joined by
-    /// commas in CSV, as members with their names in JSON (a missing field is empty).
-    fn encode(&self, format: OutputFormat, text: &str, out: &mut Vec<u8>) {
-        if !self.composite() {
-            encode_str(format, text, out);
-            return;
-        }
-        let parts = split_key_parts(text);
-        for (i, name) in self.json_names.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            if format == OutputFormat::Jsonl {
-                out.extend_from_slice(name);
-            }
-            encode_str(format, parts.get(i).map_or("", |p| p), out);
-        }
-    }
-}
-
-/// Encoded key texts in one buffer, with a span per key id: a result row's copy of its key
-/// reads from a few dense arrays (cache-resident for ~100 k keys) instead of a separate
-/// allocation per key, which cost a cache miss per row.
-#[derive(Debug, Default)]
-struct EncodedKeys {
-    /// Per key id: its encoded text's `(start, end)` in `bytes`, or `UNSET`.
-    spans: Vec<(usize, usize)>,
-    bytes: Vec<u8>,
-}
-
-const UNSET: (usize, usize) = (usize::MAX, 0);
-
-impl EncodedKeys {
-    fn get(&self, index: usize) -> Option<&[u8]> {
-        match self.spans.get(index) {
-            Some(&(start, end)) if (start, end) != UNSET => self.bytes.get(start..end),
-            _ => None,
-        }
-    }
-
-    fn insert(&mut self, index: usize, format: OutputFormat, text: &str, columns: &KeyColumns) {
-        let start = self.bytes.len();
-        columns.encode(format, text, &mut self.bytes);
-        if self.spans.len() <= index {
-            self.spans.resize(index + 1, UNSET);
-        }
-        self.spans[index] = (start, self.bytes.len());
-    }
 }
 
 impl<W: Write> fmt::Debug for ResultWriter<W> {
@@ -405,6 +327,52 @@ impl<W: Write> ResultWriter<W> {
         }
     }
 
+    /// As [`ResultWriter::write_interned`], for a result that is an exact integer an `f64`
+    /// cannot hold (a sum of integers beyond 2^53, `window_core::ExactNumeric`): written as
+    /// its digits. On a writer of several result columns it fills the first.
+    ///
+    /// # Errors
+    ///
+    /// As [`ResultWriter::write_interned`].
+    pub fn write_interned_integer(
+        &mut self,
+        keys: &mut KeyTexts,
+        key: KeyId,
+        window: Option<(i64, i64)>,
+        value: i64,
+        empty: bool,
+    ) -> io::Result<()> {
+        let index = self.encode_key(keys, key)?;
+        let encoded = self.encoded_keys.get(index).unwrap_or_default();
+        let mut cells = vec![
+            Cell::Encoded(encoded),
+            window.map(|w| w.0).into(),
+            window.map(|w| w.1).into(),
+            Cell::Int(value),
+        ];
+        cells.extend((1..self.result_columns).map(|_| Cell::Null));
+        if self.empty_column {
+            cells.push(Cell::Bool(empty));
+        }
+        self.rows.write_row(&cells)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// The index of interned `key`, its text encoded for this output at its first row.
+    fn encode_key(&mut self, keys: &mut KeyTexts, key: KeyId) -> io::Result<usize> {
+        let index = key.index();
+        if self.encoded_keys.get(index).is_none() {
+            let text = keys.get(key).ok_or_else(|| {
+                io::Error::other(format!("key id {index} is not in the key dictionary"))
+            })?;
+            let format = self.rows.format();
+            self.encoded_keys
+                .insert(index, format, text, &self.key_columns);
+        }
+        Ok(index)
+    }
+
     /// [`ResultWriter::write_interned_values`] for one result column (`SINGLE`, the path of
     /// single aggregates, compiled apart so that it stays as lean as it was) or several.
     fn write_interned_with<const SINGLE: bool>(
@@ -415,15 +383,7 @@ impl<W: Write> ResultWriter<W> {
         results: &[Option<f64>],
         empty: bool,
     ) -> io::Result<()> {
-        let index = key.index();
-        if self.encoded_keys.get(index).is_none() {
-            let text = keys.get(key).ok_or_else(|| {
-                io::Error::other(format!("key id {index} is not in the key dictionary"))
-            })?;
-            let format = self.rows.format();
-            self.encoded_keys
-                .insert(index, format, text, &self.key_columns);
-        }
+        let index = self.encode_key(keys, key)?;
         let encoded = self.encoded_keys.get(index).unwrap_or_default();
         if self.rows.format() == OutputFormat::Csv {
             // The cells as `write_row` writes them, with the window's text reused.

@@ -20,9 +20,9 @@ use window_assigners::{
     WindowAssigner,
 };
 use window_core::{
-    AggregateFunction, AnyWindow, Converted, HeldState, LateDataPolicy, LiveState, NumericStats,
-    Rejected, SnapshotError, TimeWindow, Timestamp, TimestampedValue, WindowComputation,
-    WindowMetrics, WindowOutput,
+    AggregateFunction, AnyWindow, Converted, ExactNumeric, HeldState, LateDataPolicy, LiveState,
+    NumericResult, NumericStats, Rejected, SnapshotError, TimeWindow, Timestamp, TimestampedValue,
+    WindowComputation, WindowMetrics, WindowOutput,
 };
 use window_operator::{
     AnyEvictor, CountEvictor, EvictMoment, Evicting, Incremental, OperatorConfig, OperatorError,
@@ -38,6 +38,9 @@ use crate::spec::{syntax, JobAggregate, JobSpec, OrderedKind, SpecError, Strateg
 pub enum JobResult {
     /// A numeric aggregate; `None` where it is undefined (min of no elements).
     Number(Option<f64>),
+    /// A sum or mean of integers beyond 2^53, exactly ([`window_core::ExactNumeric`]), where
+    /// [`JobResult::Number`] would round it.
+    Integer(i64),
     /// Several numeric aggregates ([`JobAggregate::Several`]), in the job's order, each as
     /// [`JobResult::Number`] holds it.
     Numbers(Vec<Option<f64>>),
@@ -52,6 +55,7 @@ impl From<JobResult> for Option<f64> {
     fn from(r: JobResult) -> Self {
         match r {
             JobResult::Number(v) => v,
+            JobResult::Integer(i) => Some(i as f64),
             JobResult::Numbers(_) | JobResult::List(_) | JobResult::Elements(_) => None,
         }
     }
@@ -60,6 +64,16 @@ impl From<JobResult> for Option<f64> {
 impl From<Option<f64>> for JobResult {
     fn from(v: Option<f64>) -> Self {
         JobResult::Number(v)
+    }
+}
+
+impl From<NumericResult> for JobResult {
+    /// The result of [`window_core::ExactNumeric`]: a number, or an exact integer beyond 2^53.
+    fn from(v: NumericResult) -> Self {
+        match v {
+            NumericResult::Float(v) => JobResult::Number(v),
+            NumericResult::Integer(i) => JobResult::Integer(i),
+        }
     }
 }
 
@@ -292,7 +306,8 @@ where
     };
     match (spec.aggregate, evictor) {
         (JobAggregate::Numeric(aggregate), None) => {
-            incremental(spec, assigner, (trigger, config), aggregate, visitor)
+            let exact = ExactNumeric(aggregate);
+            incremental(spec, assigner, (trigger, config), exact, visitor)
         }
         (JobAggregate::Several(aggregates), None) => {
             incremental(spec, assigner, (trigger, config), aggregates, visitor)
@@ -430,7 +445,9 @@ where
     };
     match spec.aggregate {
         JobAggregate::Several(aggregates) => ordered_snapshotting(parts, aggregates, visitor),
-        JobAggregate::Numeric(aggregate) => ordered_snapshotting(parts, aggregate, visitor),
+        JobAggregate::Numeric(aggregate) => {
+            ordered_snapshotting(parts, ExactNumeric(aggregate), visitor)
+        }
         JobAggregate::List | JobAggregate::Elements => Err(keeps_elements()),
     }
 }

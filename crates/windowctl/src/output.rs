@@ -42,6 +42,12 @@ enum Row {
         value: Option<f64>,
         empty: bool,
     },
+    /// A sum or mean of integers beyond 2^53, exactly (`JobResult::Integer`).
+    Integer {
+        key: KeyId,
+        bounds: Option<(i64, i64)>,
+        value: i64,
+    },
     /// A result of several aggregates (boxed: the row stays as small as a single result's).
     Results {
         key: KeyId,
@@ -169,6 +175,10 @@ impl Writers {
             } => self
                 .results
                 .write_interned(&mut self.keys, key, bounds, value, empty)
+                .map_err(|e| (Which::Results, e)),
+            Row::Integer { key, bounds, value } => self
+                .results
+                .write_interned_integer(&mut self.keys, key, bounds, value, false)
                 .map_err(|e| (Which::Results, e)),
             Row::Late {
                 key,
@@ -653,6 +663,11 @@ impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
     fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, _watermark: i64) {
         let value = match result {
             JobResult::Number(v) => v,
+            JobResult::Integer(value) => {
+                let (key, bounds) = (*key, window.bounds());
+                self.push(Row::Integer { key, bounds, value });
+                return;
+            }
             JobResult::Numbers(values) => {
                 let (key, bounds) = (*key, window.bounds());
                 let values = values.into_boxed_slice();

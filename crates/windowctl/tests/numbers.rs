@@ -121,3 +121,32 @@ fn infinite_results_are_json_strings_not_null() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn integer_sums_beyond_2_pow_53_print_exactly_in_every_strategy() {
+    // Issue 16, item 6: the exact i64 sum was printed through an f64, so 2^53 + 1 came out as
+    // 9007199254740992 (Flink sums a Long field exactly: 9007199254740993).
+    let dir = scratch("exact");
+    let input = "event_time_ms,key,value\n1,a,9007199254740992\n2,a,1\n3,b,9007199254740994\n4,b,9007199254740996\n";
+    fs::write(dir.join("in.csv"), input).expect("input");
+    for strategy in ["native", "keywindow", "sliced", "sliced:changes"] {
+        let sum = rows(&dir, "sum", strategy, "sum.csv");
+        assert!(
+            sum.contains(&"a,-10,10,9007199254740993".to_owned()),
+            "{strategy}: {sum:?}"
+        );
+        // (2^53 + 2 + 2^53 + 4) / 2 = 2^53 + 3.
+        let mean = rows(&dir, "mean", strategy, "mean.csv");
+        assert!(
+            mean.contains(&"b,-10,10,9007199254740995".to_owned()),
+            "{strategy}: {mean:?}"
+        );
+        let json = rows(&dir, "sum", strategy, "sum.jsonl");
+        assert!(
+            json.iter().any(|r| r.contains("\"window_start\":-10")
+                && r.ends_with("\"result\":9007199254740993}")),
+            "{strategy}: {json:?}"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

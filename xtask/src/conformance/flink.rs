@@ -62,6 +62,8 @@ fn result_json(r: &JobResult) -> Value {
     match r {
         JobResult::Number(None) => Value::Null,
         JobResult::Number(Some(v)) => number(*v),
+        // A Long sum beyond 2^53, exactly as Flink prints it.
+        JobResult::Integer(i) => json!(i),
         JobResult::Numbers(vs) => {
             Value::Array(vs.iter().map(|v| v.map_or(Value::Null, number)).collect())
         }
