@@ -177,9 +177,11 @@ impl Parser {
             count,
         } = fields;
         if self.selection.composite() {
-            // Every field of the line: without quotes they are the text between delimiters.
-            let all: Vec<&'a str> = text.split(char::from(self.delimiter)).collect();
-            return self.fields_to_record(columns, count, |i| all.get(i).copied(), text);
+            // Every field of the line: without quotes they are the text between delimiters (a
+            // field found by splitting again, so that a line allocates nothing).
+            let delimiter = char::from(self.delimiter);
+            let field = |i: usize| text.split(delimiter).nth(i);
+            return self.fields_to_record(columns, count, field, text);
         }
         let field = |i: usize| match i {
             _ if i == columns.time => Some(time),

@@ -94,6 +94,11 @@ impl ResultColumns {
         }
     }
 
+    /// The result columns' names: `result`, or the aggregates' (`count`, `sum` ...).
+    pub(crate) fn names(&self) -> &[&'static str] {
+        &self.names
+    }
+
     /// A results writer of these columns over `out`.
     fn writer(&self, out: Out, format: OutputFormat) -> ResultWriter<Out> {
         ResultWriter::with_result_columns(out, format, &self.names, self.empty)

@@ -87,7 +87,10 @@ pub(super) fn fields(
         }
     }
     let key_columns = match (keys.len(), reads.key) {
-        (2.., true) => key_columns(&keys, late_output, &aggregate_columns(spec), o)?,
+        (2.., true) => {
+            let results = crate::output::ResultColumns::of(spec);
+            key_columns(&keys, late_output, results.names(), o)?
+        }
         _ => Vec::new(),
     };
     Ok(Fields {
@@ -120,8 +123,7 @@ fn column_number(field: Field, text: &str, o: Origins<'_>) -> Result<()> {
 ///
 /// # Errors
 /// Two columns of one name, or a key column named as another column of the results (its
-/// `aggregates` columns of several aggregates included), or of the late output, when there is
-/// one.
+/// result columns, `aggregates`, included), or of the late output, when there is one.
 fn key_columns(
     keys: &[&str],
     late_output: bool,
@@ -152,15 +154,6 @@ fn key_columns(
         }
     }
     Ok(columns)
-}
-
-/// The result columns of several aggregates (`count,sum` gives `count`, `sum`); none for one
-/// aggregate, whose column is `result`.
-fn aggregate_columns(spec: &JobSpec) -> Vec<&'static str> {
-    match spec.aggregate {
-        JobAggregate::Several(several) => several.as_slice().iter().map(|a| a.name()).collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// Whether the job reads the values of its elements: every aggregate but a count does, and so
