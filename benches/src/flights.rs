@@ -85,7 +85,7 @@ pub fn load_flights(key: FlightsKey, limit: Option<usize>) -> Result<Vec<Generat
         let next = ids.len() as u32;
         let id = *ids.entry(event.key).or_insert(next);
         let t = (event.timestamp - TIME_ORIGIN_MS).div_euclid(TIME_COMPRESSION);
-        events.push((t, id, event.value));
+        events.push((t, id, event.value.as_f64()));
     }
     Ok(events)
 }

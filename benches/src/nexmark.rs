@@ -328,7 +328,7 @@ impl HotItems {
     }
 }
 
-impl<W: Copy, R> WindowOutput<u32, W, f64, R> for HotItems
+impl<W: Copy, V, R> WindowOutput<u32, W, V, R> for HotItems
 where
     AnyWindow: From<W>,
     JobResult: From<R>,
@@ -341,7 +341,7 @@ where
         );
     }
 
-    fn late(&mut self, _key: u32, _timestamp: i64, _value: f64, _watermark: i64) {}
+    fn late(&mut self, _key: u32, _timestamp: i64, _value: V, _watermark: i64) {}
 
     fn emptied(&mut self, key: &u32, window: &W, _watermark: i64) {
         self.count(*key, AnyWindow::from(*window), None);
@@ -349,7 +349,7 @@ where
 }
 
 impl BenchSink for HotItems {
-    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, engine::core::Number, R>
     where
         W: Copy,
         AnyWindow: From<W>,

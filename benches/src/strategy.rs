@@ -19,7 +19,9 @@
 //! **Adding a strategy:** add it to `window_job::Strategy` (and its computation to
 //! `window_job::build`); every table row of the sliding workloads picks it up.
 
-use engine::core::{AnyWindow, NumericAggregate, Timestamp, WindowComputation, WindowOutput};
+use engine::core::{
+    AnyWindow, Number, NumericAggregate, Timestamp, WindowComputation, WindowOutput,
+};
 use engine::job::{build_with, JobAggregate, JobResult, JobSpec, Strategy, Visitor, WindowSpec};
 use engine::watermark::BoundedOutOfOrderness;
 
@@ -27,7 +29,7 @@ use engine::watermark::BoundedOutOfOrderness;
 /// that converts to [`AnyWindow`], any result that converts to [`JobResult`]).
 pub trait BenchSink {
     /// This sink as the output of a computation with windows `W` and results `R`.
-    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, Number, R>
     where
         W: Copy,
         AnyWindow: From<W>,
@@ -51,7 +53,7 @@ impl Tally {
     }
 }
 
-impl<K, W, R> WindowOutput<K, W, f64, R> for Tally
+impl<K, W, V, R> WindowOutput<K, W, V, R> for Tally
 where
     JobResult: From<R>,
 {
@@ -59,7 +61,7 @@ where
         self.add(JobResult::from(result).into());
     }
 
-    fn late(&mut self, _key: K, _timestamp: Timestamp, _value: f64, _watermark: Timestamp) {}
+    fn late(&mut self, _key: K, _timestamp: Timestamp, _value: V, _watermark: Timestamp) {}
 
     fn emptied(&mut self, _key: &K, _window: &W, _watermark: Timestamp) {
         self.add(None);
@@ -67,7 +69,7 @@ where
 }
 
 impl BenchSink for Tally {
-    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+    fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, Number, R>
     where
         W: Copy,
         AnyWindow: From<W>,
@@ -174,12 +176,12 @@ struct Run<'a, S> {
     sink: &'a mut S,
 }
 
-impl<S: BenchSink> Visitor<u32, f64, AnyWindow, JobResult> for Run<'_, S> {
+impl<S: BenchSink> Visitor<u32, Number, AnyWindow, JobResult> for Run<'_, S> {
     type Output = Counters;
 
     fn visit<C>(self, mut op: C) -> Counters
     where
-        C: WindowComputation<u32, f64> + Send + 'static,
+        C: WindowComputation<u32, Number> + Send + 'static,
         AnyWindow: From<C::Window>,
         JobResult: From<C::Output>,
     {
@@ -187,7 +189,7 @@ impl<S: BenchSink> Visitor<u32, f64, AnyWindow, JobResult> for Run<'_, S> {
         let mut watermark = BoundedOutOfOrderness::new(self.delay);
         for batch in self.events.chunks(self.every) {
             for &(time, key, value) in batch {
-                let r = op.process_element(key, value, time, out);
+                let r = op.process_element(key, Number::Float(value), time, out);
                 debug_assert!(r.is_ok(), "{r:?}");
                 watermark.on_event(time);
             }
@@ -221,7 +223,7 @@ mod tests {
         }
     }
 
-    impl<W: Copy, R> WindowOutput<u32, W, f64, R> for Results
+    impl<W: Copy, R> WindowOutput<u32, W, Number, R> for Results
     where
         AnyWindow: From<W>,
         JobResult: From<R>,
@@ -229,14 +231,14 @@ mod tests {
         fn result(&mut self, key: &u32, window: &W, result: R, _: Timestamp) {
             self.push(*key, *window, JobResult::from(result).into());
         }
-        fn late(&mut self, _: u32, _: Timestamp, _: f64, _: Timestamp) {}
+        fn late(&mut self, _: u32, _: Timestamp, _: Number, _: Timestamp) {}
         fn emptied(&mut self, key: &u32, window: &W, _: Timestamp) {
             self.push(*key, *window, None);
         }
     }
 
     impl BenchSink for Results {
-        fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, f64, R>
+        fn as_output<W, R>(&mut self) -> &mut dyn WindowOutput<u32, W, Number, R>
         where
             W: Copy,
             AnyWindow: From<W>,

@@ -3,6 +3,7 @@
 //! and with it the late elements and the results, depends only on the data. Before, the
 //! runtime took batches as the reader threads delivered them, and runs of one command differed.
 
+use engine::core::Number;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use engine::job::{build, JobResult, JobSpec, Strategy, WindowSpec};
 use engine::keywindow::EmitMode;
 use engine::runtime::{Read, Runtime, RuntimeConfig, Source};
 
-type Out = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
+type Out = Vec<Emitted<String, AnyWindow, Number, JobResult>>;
 
 /// A source over prepared events in batches of a set size; it logs the first timestamp of each
 /// batch it hands out, and may sleep before each batch (a slow disk).
@@ -26,7 +27,7 @@ struct Prepared {
     input: usize,
 }
 
-impl Source<String, f64> for Prepared {
+impl Source<String, Number> for Prepared {
     fn name(&self) -> &str {
         &self.name
     }
@@ -65,7 +66,7 @@ fn event(timestamp: i64, key: &str, line: u64) -> Event {
     Event {
         timestamp,
         key: key.to_owned(),
-        value: 1.0,
+        value: Number::Float(1.0),
         line,
     }
 }
@@ -76,7 +77,7 @@ fn runtime(
     config: RuntimeConfig,
     inputs: &[(Arc<Vec<Event>>, usize, Duration)],
     log: &Arc<Mutex<Vec<(usize, i64)>>>,
-) -> Runtime<String, f64, engine::job::Computation<String>> {
+) -> Runtime<String, Number, engine::job::Computation<String>> {
     let mut rt = Runtime::new(build::<String>(spec).expect("a valid job"), config);
     for (input, (events, batch, pause)) in inputs.iter().enumerate() {
         rt.add_source(Box::new(Prepared {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use engine::assigners::{SlidingEventTimeWindows, TumblingEventTimeWindows};
-use engine::core::{AnyWindow, Emitted, MapAggregate, NumericAggregate, Window};
+use engine::core::{AnyWindow, Emitted, MapAggregate, Number, NumericAggregate, Window};
 use engine::io::Event;
 use engine::job::{build, JobAggregate, JobResult, JobSpec, WindowSpec};
 use engine::operator::{CountEvictor, EvictMoment};
@@ -110,11 +110,11 @@ fn the_fluent_job_gives_what_the_job_spec_gives() {
     let events = rows.into_iter().zip(1..).map(|((k, v, t), line)| Event {
         timestamp: t,
         key: k.to_owned(),
-        value: v,
+        value: Number::Float(v),
         line,
     });
     rt.add_source(Box::new(IterSource::new("rows", events)));
-    let mut out: Vec<Emitted<String, AnyWindow, f64, JobResult>> = Vec::new();
+    let mut out: Vec<Emitted<String, AnyWindow, Number, JobResult>> = Vec::new();
     rt.run(&mut out).unwrap();
     let spec_results: Vec<Result> = out
         .iter()

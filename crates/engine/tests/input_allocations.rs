@@ -73,7 +73,7 @@ fn read_in_steady_state(format: InputFormat) {
     let region = Region::new(GLOBAL);
     while read(&mut batch) {
         events += batch.len();
-        checksum += batch.iter().map(|e| e.value).sum::<f64>();
+        checksum += batch.iter().map(|e| e.value.as_f64()).sum::<f64>();
     }
     events += batch.len();
     let allocations = region.change().allocations;

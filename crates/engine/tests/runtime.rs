@@ -1,5 +1,6 @@
 //! The runtime on its own (`engine::runtime`), with a manual clock and scripted sources.
 
+use engine::core::Number;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use engine::runtime::{
 };
 use engine::timers::ManualClock;
 
-type Out = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
+type Out = Vec<Emitted<String, AnyWindow, Number, JobResult>>;
 
 /// A source handing over prepared batches, one per read, then ending.
 struct Scripted {
@@ -31,7 +32,7 @@ impl Scripted {
                         Event {
                             timestamp,
                             key: key.to_owned(),
-                            value,
+                            value: Number::Float(value),
                             line,
                         }
                     })
@@ -45,7 +46,7 @@ impl Scripted {
     }
 }
 
-impl Source<String, f64> for Scripted {
+impl Source<String, Number> for Scripted {
     fn name(&self) -> &str {
         &self.name
     }
@@ -100,7 +101,7 @@ fn results(out: &Out) -> Vec<Row> {
         .collect()
 }
 
-fn runtime(spec: &JobSpec, config: RuntimeConfig) -> Runtime<String, f64, Computation<String>> {
+fn runtime(spec: &JobSpec, config: RuntimeConfig) -> Runtime<String, Number, Computation<String>> {
     let mut rt = Runtime::new(build::<String>(spec).unwrap(), config);
     rt.set_clock(Arc::new(ManualClock::new(0)));
     rt
@@ -285,7 +286,7 @@ fn a_rejected_element_goes_to_the_policy_with_its_report() {
             vec![vec![(1, "a", 5.0), (2, "a", 0.0), (3, "a", 5.0)]],
         )
     };
-    let report: DescribeRejection<String, f64> =
+    let report: DescribeRejection<String, Number> =
         Box::new(|r, source, line, timestamp| InputError {
             source_name: source.to_owned(),
             line,
@@ -363,7 +364,7 @@ fn a_started_runtime_gives_what_the_inline_one_gives() {
 #[test]
 fn a_failed_source_stops_the_run_with_its_name() {
     struct Broken;
-    impl Source<String, f64> for Broken {
+    impl Source<String, Number> for Broken {
         fn name(&self) -> &str {
             "broken.csv"
         }

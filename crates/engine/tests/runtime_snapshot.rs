@@ -3,6 +3,7 @@
 //! step, encoded and decoded, restored into a fresh runtime whose sources continue at the
 //! snapshot's positions, gives the uninterrupted run's output, in order.
 
+use engine::core::Number;
 use std::sync::Arc;
 
 use engine::core::{AnyWindow, Emitted, TimeDomain};
@@ -12,7 +13,7 @@ use engine::keywindow::EmitMode;
 use engine::runtime::{Read, Runtime, RuntimeConfig, RuntimeSnapshot, Source, Step};
 use engine::timers::ManualClock;
 
-type Out = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
+type Out = Vec<Emitted<String, AnyWindow, Number, JobResult>>;
 
 /// A source over prepared events, read in batches of a set size; its position is the number
 /// of events handed out.
@@ -23,7 +24,7 @@ struct Prepared {
     batch: usize,
 }
 
-impl Source<String, f64> for Prepared {
+impl Source<String, Number> for Prepared {
     fn name(&self) -> &str {
         &self.name
     }
@@ -104,7 +105,7 @@ fn trial(rng: &mut Rng) -> Trial {
                 .map(|j| Event {
                     timestamp: j * 2 + rng.below(12) as i64 - 4 + i as i64,
                     key: format!("k{}", rng.below(6)),
-                    value: rng.below(100) as f64,
+                    value: Number::Int(rng.below(100) as i64),
                     line: j as u64 + 1,
                 })
                 .collect();
@@ -130,7 +131,7 @@ fn runtime(
     t: &Trial,
     positions: &[usize],
     clock: &Arc<ManualClock>,
-) -> Runtime<String, f64, engine::job::Computation<String>> {
+) -> Runtime<String, Number, engine::job::Computation<String>> {
     let mut rt = Runtime::new(build::<String>(&t.spec).expect("a valid job"), t.config);
     rt.set_clock(Arc::clone(clock) as Arc<dyn engine::timers::Clock>);
     for (i, events) in t.inputs.iter().enumerate() {
@@ -147,7 +148,7 @@ fn runtime(
 /// Steps `rt` from step `from`, advancing the clock by the trial's steps, until it finishes or
 /// `until` steps were made; returns whether it finished.
 fn steps(
-    rt: &mut Runtime<String, f64, engine::job::Computation<String>>,
+    rt: &mut Runtime<String, Number, engine::job::Computation<String>>,
     t: &Trial,
     clock: &ManualClock,
     from: usize,

@@ -170,7 +170,7 @@ const UP: f64 = 18_446_744_073_709_551_616.0;
 /// | aggregate | kept |
 /// |---|---|
 /// | count | the count only |
-/// | min / max | smallest / largest value (`f64::min`/`max`: NaN values are skipped), 0 while empty |
+/// | min / max | smallest / largest value, exactly as the [`Number`] it is: an integer in the integer word, a float in the float word (NaN values are skipped, as `f64::min`/`max` skip them) |
 /// | sum / mean | the sum, exact or as a float (below) |
 ///
 /// **The sum** (sum and mean) is kept in one of three forms, chosen by the values seen:
@@ -347,51 +347,54 @@ impl NumericAcc {
     }
 }
 
-/// Count, sum, min, max and mean of `f64` values at once, for callers that want every
-/// statistic of a window; the sum (and mean) as [`NumericAcc`] keeps it: exact for integers,
-/// without overflow in between.
-///
-/// `min` and `max` are `+inf`/`-inf` while `count == 0`.
-#[derive(Clone, Copy, PartialEq, Debug)]
+/// Count, sum, min, max and mean of `f64` or [`Number`] values at once, for callers that want
+/// every statistic of a window; each as the single aggregate's [`NumericAcc`] keeps it (exact
+/// for integers, sums without overflow in between). 72 bytes.
+#[derive(Clone, Copy, PartialEq, Debug, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NumericStats {
     /// Count and sum, as [`NumericAggregate::Sum`] keeps them.
     sum: NumericAcc,
-    /// Smallest value, `+inf` when empty.
-    min: f64,
-    /// Largest value, `-inf` when empty.
-    max: f64,
-}
-
-impl Default for NumericStats {
-    fn default() -> Self {
-        Self {
-            sum: NumericAcc::default(),
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
-        }
-    }
+    /// The minimum, as [`NumericAggregate::Min`] keeps it.
+    min: NumericAcc,
+    /// The maximum, as [`NumericAggregate::Max`] keeps it.
+    max: NumericAcc,
 }
 
 impl NumericStats {
     /// Adds one value.
     pub fn add(&mut self, v: f64) {
-        NumericAggregate::Sum.add(&mut self.sum, &v);
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
+        self.add_number(Number::Float(v));
+    }
+
+    /// Adds one value, an integer exactly.
+    pub fn add_number(&mut self, v: Number) {
+        NumericAggregate::Sum.add_number(&mut self.sum, v);
+        NumericAggregate::Min.add_number(&mut self.min, v);
+        NumericAggregate::Max.add_number(&mut self.max, v);
     }
 
     /// Folds another accumulator into this one.
     pub fn merge(&mut self, other: &NumericStats) {
         NumericAggregate::Sum.merge(&mut self.sum, other.sum);
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
+        NumericAggregate::Min.merge(&mut self.min, other.min);
+        NumericAggregate::Max.merge(&mut self.max, other.max);
     }
 
     /// Number of values.
     #[must_use]
     pub fn count(&self) -> u64 {
         self.sum.count()
+    }
+
+    /// The accumulator `aggregate` would have kept over the same values.
+    #[must_use]
+    pub fn acc_of(&self, aggregate: NumericAggregate) -> &NumericAcc {
+        match aggregate {
+            NumericAggregate::Min => &self.min,
+            NumericAggregate::Max => &self.max,
+            _ => &self.sum,
+        }
     }
 }
 
@@ -449,12 +452,7 @@ impl NumericAggregate {
     /// accumulator of the same values.
     #[must_use]
     pub fn of(self, s: &NumericStats) -> Option<f64> {
-        match self {
-            NumericAggregate::Min if s.count() > 0 => Some(s.min),
-            NumericAggregate::Max if s.count() > 0 => Some(s.max),
-            NumericAggregate::Min | NumericAggregate::Max => None,
-            _ => self.get_result(&s.sum),
-        }
+        self.get_result(s.acc_of(self))
     }
 
     /// The result as an exact integer, where it is one: the count; the sum while it is exact
@@ -469,10 +467,13 @@ impl NumericAggregate {
             NumericAggregate::Count => i64::try_from(count).ok(),
             NumericAggregate::Sum => acc.exact_sum(),
             _ if count == 0 => None,
-            NumericAggregate::Min | NumericAggregate::Max => {
-                let i = acc.value as i64;
-                (i as f64 == acc.value && i != i64::MAX).then_some(i)
-            }
+            NumericAggregate::Min | NumericAggregate::Max => match acc.extreme() {
+                Number::Int(i) => Some(i),
+                Number::Float(f) => {
+                    let i = f as i64;
+                    (i as f64 == f && i != i64::MAX).then_some(i)
+                }
+            },
             NumericAggregate::Mean => {
                 let n = i64::try_from(count).ok()?;
                 acc.exact_sum().filter(|s| s % n == 0).map(|s| s / n)
@@ -495,11 +496,8 @@ impl AggregateFunction<f64> for NumericAggregate {
         match self {
             NumericAggregate::Count => {}
             NumericAggregate::Sum | NumericAggregate::Mean => acc.add_to_sum(v),
-            // min/max of +-inf and v, as NumericStats, so NaN behaves the same in both.
-            NumericAggregate::Min if acc.count == 0 => acc.value = f64::INFINITY.min(v),
-            NumericAggregate::Min => acc.value = acc.value.min(v),
-            NumericAggregate::Max if acc.count == 0 => acc.value = f64::NEG_INFINITY.max(v),
-            NumericAggregate::Max => acc.value = acc.value.max(v),
+            NumericAggregate::Min => acc.add_extreme(Number::Float(v), true),
+            NumericAggregate::Max => acc.add_extreme(Number::Float(v), false),
         }
         acc.count += 1;
     }
@@ -516,12 +514,8 @@ impl AggregateFunction<f64> for NumericAggregate {
         match self {
             NumericAggregate::Count => acc.count += other.count(),
             NumericAggregate::Sum | NumericAggregate::Mean => acc.merge_sum(&other),
-            NumericAggregate::Min => {
-                acc.value = acc.value.min(other.value);
-                acc.count += other.count();
-            }
-            NumericAggregate::Max => {
-                acc.value = acc.value.max(other.value);
+            NumericAggregate::Min | NumericAggregate::Max => {
+                acc.add_extreme(other.extreme(), *self == NumericAggregate::Min);
                 acc.count += other.count();
             }
         }
@@ -533,15 +527,39 @@ impl AggregateFunction<f64> for NumericAggregate {
             NumericAggregate::Count => Some(acc.count() as f64),
             NumericAggregate::Sum => Some(acc.sum()),
             _ if acc.count() == 0 => None,
-            NumericAggregate::Min | NumericAggregate::Max => Some(acc.value),
+            NumericAggregate::Min | NumericAggregate::Max => Some(acc.extreme().as_f64()),
             NumericAggregate::Mean => Some(acc.mean()),
         }
     }
 }
 
+impl NumericAggregate {
+    /// Adds a [`Number`] to `acc` (what [`ExactNumeric`] and [`NumericAggregates`] add): an
+    /// integer is added to the sum exactly and compared exactly (the maximum of
+    /// `9007199254740993` and `9007199254740992` is the first, where their `f64`s are equal); a
+    /// float as [`AggregateFunction::add`] adds it. Same accumulator.
+    #[inline]
+    pub fn add_number(self, acc: &mut NumericAcc, value: Number) {
+        match (self, value) {
+            (NumericAggregate::Count, _) => {}
+            (NumericAggregate::Sum | NumericAggregate::Mean, Number::Int(i)) => {
+                acc.add_int_to_sum(i);
+            }
+            (NumericAggregate::Sum | NumericAggregate::Mean, Number::Float(f)) => {
+                acc.add_to_sum(f);
+            }
+            (NumericAggregate::Min, n) => acc.add_extreme(n, true),
+            (NumericAggregate::Max, n) => acc.add_extreme(n, false),
+        }
+        acc.count += 1;
+    }
+}
+
 mod exact;
+mod number;
 mod several;
 pub use exact::{ExactNumeric, NumericResult};
+pub use number::Number;
 pub use several::{AggregateListError, NumericAggregates};
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub mod time;
 pub mod window;
 
 pub use aggregate::{
-    AggregateFunction, AggregateListError, ExactNumeric, MapAggregate, NumericAcc,
+    AggregateFunction, AggregateListError, ExactNumeric, MapAggregate, Number, NumericAcc,
     NumericAggregate, NumericAggregates, NumericResult, NumericStats, ReduceAggregate,
     ReduceFunction,
 };

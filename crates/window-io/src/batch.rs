@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use crate::{
-    Event, EventReader, InputError, InputErrorKind, KeyCache, KeyDictionary, KeyId, Progress,
-    ReadPosition,
+    Event, EventReader, InputError, InputErrorKind, KeyCache, KeyDictionary, KeyId, Number,
+    Progress, ReadPosition,
 };
 
 /// Most events a source hands over at once.
@@ -122,7 +122,7 @@ impl ReaderSource {
     }
 }
 
-impl Source<KeyId, f64> for ReaderSource {
+impl Source<KeyId, Number> for ReaderSource {
     fn name(&self) -> &str {
         self.reader.source_name()
     }

@@ -119,8 +119,8 @@ pub(crate) fn fast_record<'a>(
     text: &'a str,
     names: &FieldNames,
     parse_time: impl Fn(&str) -> Option<i64>,
-    parse_value: impl Fn(&str) -> Option<f64>,
-) -> Option<(i64, Cow<'a, str>, f64)> {
+    parse_value: impl Fn(&str) -> Option<window_core::Number>,
+) -> Option<(i64, Cow<'a, str>, window_core::Number)> {
     if !text.trim_start().starts_with('{') {
         return None;
     }
@@ -151,7 +151,8 @@ pub(crate) fn fast_record<'a>(
     } else {
         parse_value(&string(value)?)?
     };
-    value.is_finite().then_some((timestamp, key, value))
+    let finite = !matches!(value, window_core::Number::Float(f) if !f.is_finite());
+    finite.then_some((timestamp, key, value))
 }
 
 /// The text of member `name` of the JSON object `text` as written, when it is a number: a

@@ -30,13 +30,15 @@ pub use keys::{
 };
 pub use lines::{open_lines, TextLines};
 pub use sink::{
-    create_output, format_list, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
+    create_output, format_list, format_number, format_value, LateWriter, OutputFormat,
+    ResultRecord, ResultWriter,
 };
 pub use source::{
     open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
     FieldUse, InputFormat, InputSpec, OnError, Progress, ReadPosition,
 };
 pub use time::{EventTimes, TimeUnit};
+pub use window_core::Number;
 
 use std::path::Path;
 

@@ -3,19 +3,23 @@
 //!
 //! A CSV line without quotes or carriage returns (nearly every line of real data) is split on
 //! commas directly, with the csv crate's result; any other line, and the header, goes through
-//! the csv crate. Integer values (up to 15 digits) are read without the float parser; the result
-//! is the same `f64`.
+//! the csv crate. Values written as integers of the `i64` range are read exactly
+//! ([`Number::Int`], the short ones without the general parser); every other value is an `f64`.
 
 use std::borrow::Cow;
 use std::io::{Cursor, SeekFrom};
 
 use serde_json::Value;
+use window_core::Number;
 
 use crate::error::{InputError, InputErrorKind};
 use crate::fields::{self, Columns, Selection, NOT_READ};
 use crate::keys::push_key_part;
 use crate::source::{CsvHeader, FieldNames, FieldUse, InputFormat};
 use crate::time::{quote, TimeUnit};
+
+/// The value of a record without one, where the value is optional (a count): NaN.
+const NO_VALUE: Number = Number::Float(f64::NAN);
 
 /// Offending values longer than this many characters are shortened in messages.
 const MAX_QUOTED_CHARS: usize = 64;
@@ -25,7 +29,7 @@ const MAX_QUOTED_CHARS: usize = 64;
 pub(crate) struct Record<'a> {
     pub(crate) timestamp: i64,
     pub(crate) key: Cow<'a, str>,
-    pub(crate) value: f64,
+    pub(crate) value: Number,
 }
 
 /// The parsing state of a stream: its format, field names, the CSV columns once the header was
@@ -289,10 +293,10 @@ impl Parser {
             .csv_key(columns, &field)
             .map_err(|(name, e)| error(name, e))?;
         let value = match columns.value {
-            NOT_READ => f64::NAN,
+            NOT_READ => NO_VALUE,
             i => match field(i).unwrap_or_default() {
                 // An optional value: none here.
-                v if !self.uses.value && v.trim().is_empty() => f64::NAN,
+                v if !self.uses.value && v.trim().is_empty() => NO_VALUE,
                 v => parse_value_text(v).map_err(|e| error(&s.value, e))?,
             },
         };
@@ -364,14 +368,15 @@ impl Parser {
 
         let value = match object.get(&names.value) {
             // An optional value: none here.
-            None | Some(Value::Null) if !self.uses.value => Ok(f64::NAN),
-            Some(Value::String(s)) if !self.uses.value && s.trim().is_empty() => Ok(f64::NAN),
+            None | Some(Value::Null) if !self.uses.value => Ok(NO_VALUE),
+            Some(Value::String(s)) if !self.uses.value && s.trim().is_empty() => Ok(NO_VALUE),
             None | Some(Value::Null) => {
                 return Err(missing(&names.value, object.get(&names.value)))
             }
             Some(Value::String(s)) => parse_value_text(s),
-            Some(Value::Number(n)) => match n.as_f64() {
-                Some(v) if v.is_finite() => Ok(v),
+            Some(Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => Ok(Number::Int(i)),
+                (None, Some(v)) if v.is_finite() => Ok(Number::Float(v)),
                 _ => Err((
                     InputErrorKind::InvalidValue,
                     format!("{n} is not a finite number"),
@@ -505,33 +510,30 @@ fn small_i64(text: &str) -> Option<i64> {
     digits(text, 18).map(|(negative, n)| if negative { -n } else { n })
 }
 
-/// An integer of at most 15 digits with an optional `-` (`42`, `-7`, `007`), as the `f64`
-/// that `str::parse::<f64>` gives for it (exact: every such integer is below 2^53; `-0` is
-/// `-0.0`); `None` for any other text.
-#[inline]
-fn small_integer(text: &str) -> Option<f64> {
-    digits(text, 15).map(|(negative, n)| {
-        // Exact: n < 10^15 < 2^53.
-        let v = n as f64;
-        if negative {
-            -v
+/// Parses a value written as text (a CSV field or a JSON string): an integer of the `i64`
+/// range (`42`, `+7`, ` -3 `, `9007199254740993`) exactly, as [`Number::Int`]; any other
+/// finite number as an `f64`. `-0` is the float `-0.0`, as before integers were exact, so that
+/// it still prints as `-0`.
+pub(crate) fn parse_value_text(text: &str) -> Result<Number, (InputErrorKind, String)> {
+    let integer = |i: i64, text: &str| {
+        if i == 0 && text.starts_with('-') {
+            Number::Float(-0.0)
         } else {
-            v
+            Number::Int(i)
         }
-    })
-}
-
-/// Parses a value written as text (a CSV field or a JSON string).
-fn parse_value_text(text: &str) -> Result<f64, (InputErrorKind, String)> {
-    if let Some(v) = small_integer(text) {
-        return Ok(v);
+    };
+    if let Some(i) = small_i64(text) {
+        return Ok(integer(i, text));
     }
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err((InputErrorKind::MissingField, "missing (empty)".to_owned()));
     }
+    if let Ok(i) = trimmed.parse::<i64>() {
+        return Ok(integer(i, trimmed));
+    }
     match trimmed.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
+        Ok(v) if v.is_finite() => Ok(Number::Float(v)),
         Ok(_) => Err((
             InputErrorKind::InvalidValue,
             format!("{} is not a finite number", quote(text)),
@@ -611,33 +613,33 @@ mod tests {
     }
 
     #[test]
-    fn small_integers_are_the_floats_the_float_parser_gives() {
+    fn integer_values_are_exact_and_others_are_the_floats_the_float_parser_gives() {
+        let int = |t: &str| parse_value_text(t).unwrap();
+        assert!(matches!(
+            int("9007199254740993"),
+            Number::Int(9_007_199_254_740_993)
+        ));
+        assert!(matches!(int("-9223372036854775808"), Number::Int(i64::MIN)));
+        assert!(matches!(int(" +7 "), Number::Int(7)));
+        assert!(matches!(int("007"), Number::Int(7)));
+        assert!(matches!(int("-42"), Number::Int(-42)));
         for text in [
-            "0",
             "-0",
-            "7",
-            "007",
-            "-42",
-            "999999999999999",
-            "-999999999999999",
+            "1.5",
+            "1e3",
+            "9223372036854775808",
+            " 2.50 ",
+            "-0.0",
+            "1E-3",
         ] {
-            let fast = small_integer(text).unwrap();
-            let slow: f64 = text.parse().unwrap();
+            let Number::Float(fast) = int(text) else {
+                panic!("{text} is not an i64")
+            };
+            let slow: f64 = text.trim().parse().unwrap();
             assert_eq!(fast.to_bits(), slow.to_bits(), "{text}");
         }
-        for text in [
-            "",
-            "-",
-            "+1",
-            "1.5",
-            " 1",
-            "1 ",
-            "1e3",
-            "0x10",
-            "1000000000000000",
-            "--1",
-        ] {
-            assert_eq!(small_integer(text), None, "{text:?}");
+        for text in ["", " ", "--1", "0x10", "1e400", "NaN", "inf"] {
+            assert!(parse_value_text(text).is_err(), "{text:?}");
         }
     }
 
@@ -683,8 +685,8 @@ mod tests {
             match (fast, reference) {
                 (Some((t, k, v)), Ok(r)) => {
                     assert_eq!(
-                        (t, &*k, v.to_bits()),
-                        (r.timestamp, &*r.key, r.value.to_bits()),
+                        (t, &*k, format!("{v:?}")),
+                        (r.timestamp, &*r.key, format!("{:?}", r.value)),
                         "{line}"
                     );
                 }
@@ -757,10 +759,10 @@ mod tests {
             };
             let a = fast
                 .plain_csv(&line, columns, fields)
-                .map(|r| (r.timestamp, r.key.into_owned(), r.value.to_bits()));
+                .map(|r| (r.timestamp, r.key.into_owned(), format!("{:?}", r.value)));
             let b = slow.parse_csv(&line).map(|r| {
                 let r = r.expect("not a header: the columns are set");
-                (r.timestamp, r.key.into_owned(), r.value.to_bits())
+                (r.timestamp, r.key.into_owned(), format!("{:?}", r.value))
             });
             match (a, b) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{line:?}"),

@@ -659,6 +659,7 @@ impl Iterator for EventReader {
 mod tests {
     use super::*;
     use std::io::Cursor;
+    use window_core::Number;
 
     fn read_all(text: &str, format: InputFormat) -> Vec<Result<Event, InputError>> {
         EventReader::new(
@@ -704,13 +705,13 @@ mod tests {
                 Event {
                     timestamp: 1,
                     key: "a".into(),
-                    value: 2.0,
+                    value: Number::Float(2.0),
                     line: 3,
                 },
                 Event {
                     timestamp: 3,
                     key: "b".into(),
-                    value: 4.0,
+                    value: Number::Float(4.0),
                     line: 5,
                 },
             ]

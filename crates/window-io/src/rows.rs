@@ -10,6 +10,8 @@
 
 use std::io::{self, Write};
 
+use window_core::{Number, NumericResult};
+
 use crate::sink::OutputFormat;
 
 /// Integral values with a magnitude below this (2^53) print as integers.
@@ -40,6 +42,38 @@ impl From<Option<i64>> for Cell<'_> {
 impl From<Option<f64>> for Cell<'_> {
     fn from(v: Option<f64>) -> Self {
         v.map_or(Cell::Null, Cell::Num)
+    }
+}
+
+impl From<NumericResult> for Cell<'_> {
+    /// A number (`None`: an empty cell) or an exact integer.
+    fn from(v: NumericResult) -> Self {
+        match v {
+            NumericResult::Float(v) => v.into(),
+            NumericResult::Integer(i) => Cell::Int(i),
+        }
+    }
+}
+
+impl From<Number> for Cell<'_> {
+    /// An integer exactly, a float as [`push_number`] writes it.
+    fn from(v: Number) -> Self {
+        match v {
+            Number::Int(i) => Cell::Int(i),
+            Number::Float(f) => Cell::Num(f),
+        }
+    }
+}
+
+/// Appends a result cell's text (CSV): a number as [`push_number`], nothing for `None`, an
+/// exact integer's digits.
+pub(crate) fn push_result(out: &mut Vec<u8>, v: NumericResult) {
+    match v {
+        NumericResult::Float(Some(v)) => push_number(out, v),
+        NumericResult::Float(None) => {}
+        NumericResult::Integer(i) => {
+            out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
+        }
     }
 }
 

@@ -11,7 +11,8 @@ use std::str::FromStr;
 use super::error::OpenError;
 use super::source::Event;
 use crate::keys::{KeyId, KeyTexts};
-use crate::rows::{push_number, Cell, RowWriter};
+use crate::rows::{push_number, push_result, Cell, RowWriter};
+use window_core::{Number, NumericResult};
 
 mod key_cells;
 use key_cells::{EncodedKeys, KeyColumns};
@@ -95,6 +96,22 @@ pub fn format_number(v: f64) -> String {
     push_number(&mut b, v);
     // The formats write ASCII only.
     String::from_utf8(b).unwrap_or_default()
+}
+
+/// Formats an element value as outputs write it: an integer's digits (exact beyond 2^53), a
+/// float as [`format_number`].
+///
+/// # Examples
+/// ```
+/// use window_io::{format_value, Number};
+/// assert_eq!(format_value(Number::Int(9_007_199_254_740_993)), "9007199254740993");
+/// assert_eq!(format_value(Number::Float(2.5)), "2.5");
+/// ```
+pub fn format_value(v: Number) -> String {
+    match v {
+        Number::Int(i) => i.to_string(),
+        Number::Float(f) => format_number(f),
+    }
 }
 
 /// Formats a list of numbers as `windowctl` prints lists: `[a;b;c]`, each as
@@ -243,7 +260,8 @@ impl<W: Write> ResultWriter<W> {
         };
         let cells = [key, start.into(), end.into()];
         let shape = (self.result_columns, self.empty_column);
-        Self::write_row(&mut self.rows, shape, cells, &[r.result], empty)?;
+        let result = NumericResult::Float(r.result);
+        Self::write_row(&mut self.rows, shape, cells, &[result], empty)?;
         self.written += 1;
         Ok(())
     }
@@ -255,14 +273,14 @@ impl<W: Write> ResultWriter<W> {
         rows: &mut RowWriter<W>,
         (result_columns, empty_column): (usize, bool),
         [key, start, end]: [Cell<'_>; 3],
-        results: &[Option<f64>],
+        results: &[NumericResult],
         empty: bool,
     ) -> io::Result<()> {
         if result_columns != 1 {
             let shape = (result_columns, empty_column);
             return Self::write_several_row(rows, shape, [key, start, end], results, empty);
         }
-        let result = results.first().copied().flatten().into();
+        let result = results.first().map_or(Cell::Null, |r| Cell::from(*r));
         let cells = [key, start, end, result, Cell::Bool(empty)];
         rows.write_row(&cells[..if empty_column { 5 } else { 4 }])
     }
@@ -274,12 +292,12 @@ impl<W: Write> ResultWriter<W> {
         rows: &mut RowWriter<W>,
         (result_columns, empty_column): (usize, bool),
         [key, start, end]: [Cell<'_>; 3],
-        results: &[Option<f64>],
+        results: &[NumericResult],
         empty: bool,
     ) -> io::Result<()> {
         let mut cells = vec![key, start, end];
-        let values = (0..result_columns).map(|i| results.get(i).copied().flatten());
-        cells.extend(values.map(Cell::from));
+        let values = (0..result_columns).map(|i| results.get(i).copied());
+        cells.extend(values.map(|v| v.map_or(Cell::Null, Cell::from)));
         if empty_column {
             cells.push(Cell::Bool(empty));
         }
@@ -302,12 +320,15 @@ impl<W: Write> ResultWriter<W> {
         result: Option<f64>,
         empty: bool,
     ) -> io::Result<()> {
+        let result = NumericResult::Float(result);
         self.write_interned_values(keys, key, window, std::slice::from_ref(&result), empty)
     }
 
     /// As [`ResultWriter::write_interned`], with the values of the result columns
-    /// ([`ResultWriter::with_result_columns`]) in order; a column without a value in `results`
-    /// (all of them for `&[]`, an empty result) is written empty.
+    /// ([`ResultWriter::with_result_columns`]) in order, each a number (`None`: written empty)
+    /// or an exact integer beyond 2^53 (`window_core::ExactNumeric`, written as its digits); a
+    /// column without a value in `results` (all of them for `&[]`, an empty result) is written
+    /// empty.
     ///
     /// # Errors
     ///
@@ -317,7 +338,7 @@ impl<W: Write> ResultWriter<W> {
         keys: &mut KeyTexts,
         key: KeyId,
         window: Option<(i64, i64)>,
-        results: &[Option<f64>],
+        results: &[NumericResult],
         empty: bool,
     ) -> io::Result<()> {
         if self.result_columns == 1 {
@@ -342,21 +363,8 @@ impl<W: Write> ResultWriter<W> {
         value: i64,
         empty: bool,
     ) -> io::Result<()> {
-        let index = self.encode_key(keys, key)?;
-        let encoded = self.encoded_keys.get(index).unwrap_or_default();
-        let mut cells = vec![
-            Cell::Encoded(encoded),
-            window.map(|w| w.0).into(),
-            window.map(|w| w.1).into(),
-            Cell::Int(value),
-        ];
-        cells.extend((1..self.result_columns).map(|_| Cell::Null));
-        if self.empty_column {
-            cells.push(Cell::Bool(empty));
-        }
-        self.rows.write_row(&cells)?;
-        self.written += 1;
-        Ok(())
+        let result = NumericResult::Integer(value);
+        self.write_interned_values(keys, key, window, std::slice::from_ref(&result), empty)
     }
 
     /// The index of interned `key`, its text encoded for this output at its first row.
@@ -380,7 +388,7 @@ impl<W: Write> ResultWriter<W> {
         keys: &mut KeyTexts,
         key: KeyId,
         window: Option<(i64, i64)>,
-        results: &[Option<f64>],
+        results: &[NumericResult],
         empty: bool,
     ) -> io::Result<()> {
         let index = self.encode_key(keys, key)?;
@@ -408,16 +416,16 @@ impl<W: Write> ResultWriter<W> {
                 buf.extend_from_slice(encoded);
                 buf.extend_from_slice(window_text);
                 if SINGLE {
-                    if let Some(Some(v)) = results.first() {
-                        push_number(buf, *v);
+                    if let Some(v) = results.first() {
+                        push_result(buf, *v);
                     }
                 } else {
                     for i in 0..result_columns {
                         if i > 0 {
                             buf.push(b',');
                         }
-                        if let Some(Some(v)) = results.get(i) {
-                            push_number(buf, *v);
+                        if let Some(v) = results.get(i) {
+                            push_result(buf, *v);
                         }
                     }
                 }
@@ -438,7 +446,7 @@ impl<W: Write> ResultWriter<W> {
         if SINGLE {
             // As `write_row` does, without its test of the shape.
             let [key, start, end] = cells;
-            let result = results.first().copied().flatten().into();
+            let result = results.first().map_or(Cell::Null, |r| Cell::from(*r));
             let cells = [key, start, end, result, Cell::Bool(empty)];
             self.rows
                 .write_row(&cells[..if self.empty_column { 5 } else { 4 }])?;
@@ -543,8 +551,8 @@ impl<W: Write> LateWriter<W> {
         self.write_late_parts(event.timestamp, &event.key, event.value, watermark)
     }
 
-    /// Writes one late element given by its parts: event time (ms), key, value (NaN for an
-    /// element without one, [`crate::FieldUse::value`]: an empty field, JSON `null`), and the
+    /// Writes one late element given by its parts: event time (ms), key, value (an integer
+    /// exactly; NaN for an element without one, [`crate::FieldUse::value`]: an empty field, JSON `null`), and the
     /// watermark (ms) at which it was dropped.
     ///
     /// # Errors
@@ -554,7 +562,7 @@ impl<W: Write> LateWriter<W> {
         &mut self,
         timestamp: i64,
         key: &str,
-        value: f64,
+        value: Number,
         watermark: i64,
     ) -> io::Result<()> {
         let mut encoded = Vec::new();
@@ -568,7 +576,7 @@ impl<W: Write> LateWriter<W> {
         };
         let value = match value.is_nan() {
             true => Cell::Null,
-            false => Cell::Num(value),
+            false => Cell::from(value),
         };
         self.rows
             .write_row(&[Cell::Int(timestamp), key, value, Cell::Int(watermark)])?;
@@ -637,7 +645,7 @@ mod tests {
         let mut rows = |format, empty_column| {
             let names = ["count", "sum", "max"];
             let mut w = ResultWriter::with_result_columns(Vec::new(), format, &names, empty_column);
-            let values = [Some(3.0), Some(2.5), None];
+            let values = [Some(3.0), Some(2.5), None].map(NumericResult::Float);
             w.write_interned_values(&mut keys, id, Some((0, 10)), &values, false)
                 .unwrap();
             w.write_interned_values(&mut keys, id, None, &[], true)
@@ -661,8 +669,14 @@ mod tests {
         // One name is the single-aggregate writer, byte for byte.
         let mut one =
             ResultWriter::with_result_columns(Vec::new(), OutputFormat::Csv, &["result"], false);
-        one.write_interned_values(&mut keys, id, Some((0, 10)), &[Some(6.0)], false)
-            .unwrap();
+        one.write_interned_values(
+            &mut keys,
+            id,
+            Some((0, 10)),
+            &[NumericResult::Float(Some(6.0))],
+            false,
+        )
+        .unwrap();
         let mut single = ResultWriter::new(Vec::new(), OutputFormat::Csv);
         single
             .write_interned(&mut keys, id, Some((0, 10)), Some(6.0), false)

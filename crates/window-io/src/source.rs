@@ -61,6 +61,7 @@ use std::sync::Arc;
 pub use super::error::{InputError, InputErrorKind, OpenError};
 pub use crate::policy::{DeadLetterWriter, ErrorPolicy, OnError, DEAD_LETTER_HEADER};
 pub use crate::reader::{EventReader, ReadPosition};
+pub use window_core::Number;
 
 /// Lines longer than this many bytes (without terminator) are rejected as
 /// malformed (a CSV record whose quoted field spans lines, too: its lines together).
@@ -80,7 +81,7 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// Equality compares timestamp, key and value only: `line` says where the event was read, not
 /// what it is.
 #[derive(Debug, Clone)]
-pub struct Event<K = String, V = f64> {
+pub struct Event<K = String, V = Number> {
     /// Event time, in milliseconds since the Unix epoch.
     pub timestamp: i64,
     /// The key the stream is partitioned by.

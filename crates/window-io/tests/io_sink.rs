@@ -5,7 +5,7 @@
 use window_io::sink::{
     create_output, format_number, LateWriter, OutputFormat, ResultRecord, ResultWriter,
 };
-use window_io::source::Event;
+use window_io::source::{Event, Number};
 
 fn results(format: OutputFormat, records: &[ResultRecord<'_>]) -> String {
     let mut writer = ResultWriter::new(Vec::new(), format);
@@ -104,13 +104,13 @@ fn late_elements_csv_and_jsonl() {
         Event {
             timestamp: 1_357_035_300_000,
             key: "N14228".into(),
-            value: 2.0,
+            value: Number::Float(2.0),
             line: 2,
         },
         Event {
             timestamp: -5,
             key: "x,y".into(),
-            value: 4.25,
+            value: Number::Float(4.25),
             line: 3,
         },
     ];

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use window_io::source::{
     open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
-    InputErrorKind, InputFormat, InputSpec, OnError, OpenError,
+    InputErrorKind, InputFormat, InputSpec, Number, OnError, OpenError,
 };
 use window_io::InputError;
 
@@ -47,7 +47,7 @@ fn ev(timestamp: i64, key: &str, value: f64) -> Event {
     Event {
         timestamp,
         key: key.to_owned(),
-        value,
+        value: Number::Float(value),
         line: 0,
     }
 }
@@ -727,4 +727,34 @@ fn policy_and_format_names_parse() {
     assert_eq!(InputFormat::from_path("x.jsonl.gz"), InputFormat::Jsonl);
     assert_eq!(InputSpec::parse("-"), InputSpec::Stdin);
     assert_eq!(InputSpec::Stdin.source_name(), "stdin");
+}
+
+/// Values written as integers are read exactly, beyond 2^53 too (an `f64` would read
+/// `9007199254740993` as `9007199254740992`), in CSV, JSON numbers and JSON strings; other
+/// values are floats.
+#[test]
+fn integer_values_are_read_exactly() {
+    let csv = "event_time_ms,key,value\n1,a,9007199254740993\n2,a,-9223372036854775808\n3,a,2.5\n4,a,1e3\n";
+    let json = concat!(
+        "{\"event_time_ms\":1,\"key\":\"a\",\"value\":9007199254740993}\n",
+        "{\"event_time_ms\":2,\"key\":\"a\",\"value\":\"-9223372036854775808\"}\n",
+        "{\"event_time_ms\":3,\"key\":\"a\",\"value\":2.5}\n",
+        "{\"event_time_ms\":4,\"key\":\"a\",\"value\":1e3}\n",
+    );
+    for (text, format) in [(csv, InputFormat::Csv), (json, InputFormat::Jsonl)] {
+        let values: Vec<String> = read_all(text.as_bytes(), format)
+            .into_iter()
+            .map(|e| format!("{:?}", e.unwrap().value))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                "Int(9007199254740993)",
+                "Int(-9223372036854775808)",
+                "Float(2.5)",
+                "Float(1000.0)"
+            ],
+            "{format}"
+        );
+    }
 }

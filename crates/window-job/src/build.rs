@@ -21,8 +21,8 @@ use window_assigners::{
 };
 use window_core::{
     AggregateFunction, AnyWindow, Converted, ExactNumeric, HeldState, LateDataPolicy, LiveState,
-    NumericResult, NumericStats, Rejected, SnapshotError, TimeWindow, Timestamp, TimestampedValue,
-    WindowComputation, WindowMetrics, WindowOutput,
+    Number, NumericResult, NumericStats, Rejected, SnapshotError, TimeWindow, Timestamp,
+    TimestampedValue, WindowComputation, WindowMetrics, WindowOutput,
 };
 use window_operator::{
     AnyEvictor, CountEvictor, EvictMoment, Evicting, Incremental, OperatorConfig, OperatorError,
@@ -42,12 +42,12 @@ pub enum JobResult {
     /// [`JobResult::Number`] would round it.
     Integer(i64),
     /// Several numeric aggregates ([`JobAggregate::Several`]), in the job's order, each as
-    /// [`JobResult::Number`] holds it.
-    Numbers(Vec<Option<f64>>),
+    /// [`window_core::ExactNumeric`] gives it.
+    Numbers(Vec<NumericResult>),
     /// The values, in the window's order.
-    List(Vec<f64>),
+    List(Vec<Number>),
     /// `(timestamp, value)` pairs, in the window's order.
-    Elements(Vec<(Timestamp, f64)>),
+    Elements(Vec<(Timestamp, Number)>),
 }
 
 impl From<JobResult> for Option<f64> {
@@ -77,9 +77,9 @@ impl From<NumericResult> for JobResult {
     }
 }
 
-impl From<Vec<Option<f64>>> for JobResult {
+impl From<Vec<NumericResult>> for JobResult {
     /// The results of [`window_core::NumericAggregates`].
-    fn from(v: Vec<Option<f64>>) -> Self {
+    fn from(v: Vec<NumericResult>) -> Self {
         JobResult::Numbers(v)
     }
 }
@@ -98,7 +98,7 @@ impl<K> JobKey for K where
 
 /// A job's computation: any strategy, any window kind, behind one trait object.
 pub type Computation<K> =
-    Box<dyn WindowComputation<K, f64, Window = AnyWindow, Output = JobResult> + Send>;
+    Box<dyn WindowComputation<K, Number, Window = AnyWindow, Output = JobResult> + Send>;
 
 /// The sliding-window computations other than the native operator, behind one trait object.
 pub type OrderedComputation<K, T, O> =
@@ -160,7 +160,7 @@ pub fn build<K: JobKey>(spec: &JobSpec) -> Result<Computation<K>, SpecError> {
 pub fn build_with<K, V>(spec: &JobSpec, visitor: V) -> Result<V::Output, SpecError>
 where
     K: JobKey,
-    V: Visitor<K, f64, AnyWindow, JobResult>,
+    V: Visitor<K, Number, AnyWindow, JobResult>,
 {
     let visitor = KeyedOrAll {
         visitor,
@@ -178,16 +178,16 @@ struct KeyedOrAll<V> {
     all: bool,
 }
 
-impl<K, V> Visitor<K, f64, AnyWindow, JobResult> for KeyedOrAll<V>
+impl<K, V> Visitor<K, Number, AnyWindow, JobResult> for KeyedOrAll<V>
 where
     K: JobKey,
-    V: Visitor<K, f64, AnyWindow, JobResult>,
+    V: Visitor<K, Number, AnyWindow, JobResult>,
 {
     type Output = V::Output;
 
     fn visit<C>(self, computation: C) -> V::Output
     where
-        C: WindowComputation<K, f64> + Send + 'static,
+        C: WindowComputation<K, Number> + Send + 'static,
         AnyWindow: From<C::Window>,
         JobResult: From<C::Output>,
     {
@@ -201,11 +201,11 @@ where
 
 /// The dynamic session gap of an element: its value in ms when that is a whole number that fits
 /// an `i64`, else 0 (which the assigner rejects for that element, naming the element).
-fn gap_of_value(v: &f64) -> i64 {
-    if v.fract() == 0.0 && v.abs() < 9.2e18 {
-        *v as i64
-    } else {
-        0
+fn gap_of_value(v: &Number) -> i64 {
+    match *v {
+        Number::Int(i) => i,
+        Number::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => f as i64,
+        Number::Float(_) => 0,
     }
 }
 
@@ -213,7 +213,7 @@ fn gap_of_value(v: &f64) -> i64 {
 fn native<K, V>(spec: &JobSpec, visitor: V) -> Result<V::Output, SpecError>
 where
     K: JobKey,
-    V: Visitor<K, f64, AnyWindow, JobResult>,
+    V: Visitor<K, Number, AnyWindow, JobResult>,
 {
     let domain = spec.time;
     let evictor = spec.evictor.map(|e| e.build());
@@ -288,16 +288,16 @@ where
 fn operator<K, A, V>(
     spec: &JobSpec,
     assigner: A,
-    default: AnyTrigger<f64>,
-    evictor: Option<AnyEvictor<f64>>,
+    default: AnyTrigger<Number>,
+    evictor: Option<AnyEvictor<Number>>,
     visitor: V,
 ) -> Result<V::Output, SpecError>
 where
     K: JobKey,
-    A: WindowAssigner<f64> + Send + 'static,
+    A: WindowAssigner<Number> + Send + 'static,
     A::Window: Send + serde::Serialize + serde::de::DeserializeOwned,
     AnyWindow: From<A::Window>,
-    V: Visitor<K, f64, AnyWindow, JobResult>,
+    V: Visitor<K, Number, AnyWindow, JobResult>,
 {
     let trigger = spec.trigger.build(default, spec.time)?;
     let config = OperatorConfig {
@@ -313,9 +313,10 @@ where
             incremental(spec, assigner, (trigger, config), aggregates, visitor)
         }
         (aggregate, evictor) => {
-            let function = Evicting::new(evictor, move |elements: &[TimestampedValue<f64>]| {
-                contents_result(aggregate, elements)
-            });
+            let function =
+                Evicting::new(evictor, move |elements: &[TimestampedValue<Number>]| {
+                    contents_result(aggregate, elements)
+                });
             Ok(visitor.visit(limited(
                 WindowOperator::new(assigner, trigger, function, config)?,
                 spec,
@@ -329,19 +330,19 @@ where
 fn incremental<K, A, F, V>(
     spec: &JobSpec,
     assigner: A,
-    (trigger, config): (AnyTrigger<f64>, OperatorConfig),
+    (trigger, config): (AnyTrigger<Number>, OperatorConfig),
     function: F,
     visitor: V,
 ) -> Result<V::Output, SpecError>
 where
     K: JobKey,
-    A: WindowAssigner<f64> + Send + 'static,
+    A: WindowAssigner<Number> + Send + 'static,
     A::Window: Send + serde::Serialize + serde::de::DeserializeOwned,
     AnyWindow: From<A::Window>,
-    F: AggregateFunction<f64> + Send + 'static,
+    F: AggregateFunction<Number> + Send + 'static,
     F::Acc: Send + serde::Serialize + serde::de::DeserializeOwned,
     JobResult: From<F::Out>,
-    V: Visitor<K, f64, AnyWindow, JobResult>,
+    V: Visitor<K, Number, AnyWindow, JobResult>,
 {
     // The default event-time trigger by its own type: no dispatch, and no trigger state in
     // each window's state (`AnyTrigger`'s is the union of every built-in trigger's).
@@ -359,16 +360,16 @@ where
 
 /// The operator with the spec's limit on window states, able to write snapshots.
 fn limited<K, A, Tr, F>(
-    op: WindowOperator<K, f64, A, Tr, F>,
+    op: WindowOperator<K, Number, A, Tr, F>,
     spec: &JobSpec,
-) -> WindowOperator<K, f64, A, Tr, F>
+) -> WindowOperator<K, Number, A, Tr, F>
 where
     K: JobKey,
-    A: WindowAssigner<f64>,
+    A: WindowAssigner<Number>,
     A::Window: serde::Serialize + serde::de::DeserializeOwned,
-    Tr: Trigger<f64, A::Window>,
+    Tr: Trigger<Number, A::Window>,
     Tr::State: serde::Serialize + serde::de::DeserializeOwned,
-    F: WindowFunction<f64>,
+    F: WindowFunction<Number>,
     F::Acc: serde::Serialize + serde::de::DeserializeOwned,
 {
     let mut op = op.with_snapshots();
@@ -376,19 +377,17 @@ where
     op
 }
 
-/// The result of a window that kept its elements.
-fn contents_result(aggregate: JobAggregate, elements: &[TimestampedValue<f64>]) -> JobResult {
+/// The result of a window that kept its elements: numeric aggregates as [`ExactNumeric`] gives
+/// them over the same values.
+fn contents_result(aggregate: JobAggregate, elements: &[TimestampedValue<Number>]) -> JobResult {
+    let stats = || {
+        let mut s = NumericStats::default();
+        elements.iter().for_each(|e| s.add_number(e.value));
+        s
+    };
     match aggregate {
-        JobAggregate::Numeric(a) => {
-            let mut s = NumericStats::default();
-            elements.iter().for_each(|e| s.add(e.value));
-            JobResult::Number(a.of(&s))
-        }
-        JobAggregate::Several(several) => {
-            let mut s = NumericStats::default();
-            elements.iter().for_each(|e| s.add(e.value));
-            JobResult::Numbers(several.get_result(&s))
-        }
+        JobAggregate::Numeric(a) => ExactNumeric(a).of(&stats()).into(),
+        JobAggregate::Several(several) => JobResult::Numbers(several.get_result(&stats())),
         JobAggregate::List => JobResult::List(elements.iter().map(|e| e.value).collect()),
         JobAggregate::Elements => {
             JobResult::Elements(elements.iter().map(|e| (e.timestamp, e.value)).collect())
@@ -400,7 +399,7 @@ fn contents_result(aggregate: JobAggregate, elements: &[TimestampedValue<f64>]) 
 fn ordered<K, V>(spec: &JobSpec, kind: OrderedKind, visitor: V) -> Result<V::Output, SpecError>
 where
     K: JobKey,
-    V: Visitor<K, f64, AnyWindow, JobResult>,
+    V: Visitor<K, Number, AnyWindow, JobResult>,
 {
     let name = spec.strategy.name();
     let WindowSpec::Sliding {
@@ -643,17 +642,17 @@ where
 /// `String` keys), so results and late elements carry that key.
 struct AllOneKey<C>(C);
 
-impl<K: Default, C: WindowComputation<K, f64>> WindowComputation<K, f64> for AllOneKey<C> {
+impl<K: Default, C: WindowComputation<K, Number>> WindowComputation<K, Number> for AllOneKey<C> {
     type Window = C::Window;
     type Output = C::Output;
 
     fn process_element(
         &mut self,
         key: K,
-        element: f64,
+        element: Number,
         timestamp: Timestamp,
-        out: &mut dyn WindowOutput<K, C::Window, f64, C::Output>,
-    ) -> Result<(), Rejected<K, f64>> {
+        out: &mut dyn WindowOutput<K, C::Window, Number, C::Output>,
+    ) -> Result<(), Rejected<K, Number>> {
         // A rejected element goes back with its own key.
         self.0
             .process_element(K::default(), element, timestamp, out)
@@ -663,7 +662,7 @@ impl<K: Default, C: WindowComputation<K, f64>> WindowComputation<K, f64> for All
     fn process_watermark(
         &mut self,
         watermark: Timestamp,
-        out: &mut dyn WindowOutput<K, C::Window, f64, C::Output>,
+        out: &mut dyn WindowOutput<K, C::Window, Number, C::Output>,
     ) -> bool {
         self.0.process_watermark(watermark, out)
     }
@@ -671,7 +670,7 @@ impl<K: Default, C: WindowComputation<K, f64>> WindowComputation<K, f64> for All
     fn advance_wall_clock(
         &mut self,
         now: Timestamp,
-        out: &mut dyn WindowOutput<K, C::Window, f64, C::Output>,
+        out: &mut dyn WindowOutput<K, C::Window, Number, C::Output>,
     ) {
         self.0.advance_wall_clock(now, out);
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use window_assigners::TimeDomain;
+use window_core::Number;
 use window_operator::{AnyEvictor, CountEvictor, DeltaEvictor, EvictMoment, TimeEvictor};
 use window_triggers::{
     AnyTrigger, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
@@ -86,10 +87,12 @@ pub enum DeltaSpec {
 impl DeltaSpec {
     /// The function `delta(old, new)`.
     #[must_use]
-    pub fn function(self) -> DeltaFunction<f64> {
+    pub fn function(self) -> DeltaFunction<Number> {
         match self {
-            DeltaSpec::AbsDiff => Arc::new(|old: &f64, new: &f64| (new - old).abs()),
-            DeltaSpec::Diff => Arc::new(|old: &f64, new: &f64| new - old),
+            DeltaSpec::AbsDiff => {
+                Arc::new(|old: &Number, new: &Number| (new.as_f64() - old.as_f64()).abs())
+            }
+            DeltaSpec::Diff => Arc::new(|old: &Number, new: &Number| new.as_f64() - old.as_f64()),
         }
     }
 }
@@ -135,7 +138,7 @@ pub enum EvictorSpec {
 impl EvictorSpec {
     /// The evictor.
     #[must_use]
-    pub fn build(&self) -> AnyEvictor<f64> {
+    pub fn build(&self) -> AnyEvictor<Number> {
         match *self {
             EvictorSpec::Count { max_count, moment } => {
                 AnyEvictor::Count(CountEvictor::of(max_count, moment))
@@ -214,9 +217,9 @@ impl TriggerSpec {
     /// A count of 0, a non-positive continuous interval.
     pub fn build(
         &self,
-        default: AnyTrigger<f64>,
+        default: AnyTrigger<Number>,
         domain: TimeDomain,
-    ) -> Result<AnyTrigger<f64>, SpecError> {
+    ) -> Result<AnyTrigger<Number>, SpecError> {
         let err = |reason: String| syntax("trigger", &format!("{self:?}"), reason);
         Ok(match self {
             TriggerSpec::Default => default,

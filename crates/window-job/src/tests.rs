@@ -4,7 +4,7 @@ use super::*;
 use crate::{DeltaSpec, EvictorSpec};
 use keywindow::EmitMode;
 use window_assigners::TimeDomain;
-use window_core::{AnyWindow, Emitted, Timestamp, Window};
+use window_core::{AnyWindow, Emitted, Number, Timestamp, Window};
 
 #[test]
 fn window_specs_parse_with_units_and_reject_garbage() {
@@ -51,12 +51,12 @@ fn trigger_specs_parse_nested() {
 }
 
 /// Results of a job as (key, window, value).
-type Rows = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
+type Rows = Vec<Emitted<String, AnyWindow, Number, JobResult>>;
 
 /// A numeric result as (key, window bounds, value).
-type Number = (String, Option<(Timestamp, Timestamp)>, Option<f64>);
+type NumberRow = (String, Option<(Timestamp, Timestamp)>, Option<f64>);
 
-fn numbers(out: &Rows) -> Vec<Number> {
+fn numbers(out: &Rows) -> Vec<NumberRow> {
     out.iter()
         .filter_map(|e| match e {
             Emitted::Result {
@@ -88,7 +88,7 @@ fn processing_time_windows_fire_once_the_clock_passed_their_end_for_every_strate
         let mut out = Rows::new();
         for value in [1.0, 2.0] {
             op.advance_wall_clock(9, &mut out);
-            op.process_element("a".to_owned(), value, 9, &mut out)
+            op.process_element("a".to_owned(), Number::from(value), 9, &mut out)
                 .unwrap();
         }
         op.advance_wall_clock(9, &mut out);

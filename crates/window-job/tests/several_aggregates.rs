@@ -2,10 +2,10 @@
 //! results equals the single aggregate's result, row for row, in every strategy and window kind,
 //! with triggers, evictors and allowed lateness; the grammar, job files and snapshots.
 
-use window_core::{AnyWindow, Emitted, LateDataPolicy, Window, MAX_WATERMARK};
+use window_core::{AnyWindow, Emitted, LateDataPolicy, Number, Window, MAX_WATERMARK};
 use window_job::{build, JobAggregate, JobResult, JobSpec};
 
-type Rows = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
+type Rows = Vec<Emitted<String, AnyWindow, Number, JobResult>>;
 
 /// One output row with the result as bits (NaN compares equal to itself), so that rows of
 /// different jobs compare exactly.
@@ -51,7 +51,7 @@ fn run(spec: &JobSpec, events: &[(String, f64, i64)]) -> Rows {
     let mut out = Rows::new();
     let mut max = i64::MIN;
     for (key, value, ts) in events {
-        op.process_element(key.clone(), *value, *ts, &mut out)
+        op.process_element(key.clone(), Number::from(*value), *ts, &mut out)
             .unwrap_or_else(|r| panic!("{}", r.error));
         max = max.max(*ts);
         op.process_watermark(max - 20, &mut out);
@@ -72,7 +72,8 @@ fn rows(out: &Rows, column: Option<usize>) -> Vec<Row> {
             } => {
                 let v = match (result, column) {
                     (JobResult::Number(v), None) => *v,
-                    (JobResult::Numbers(vs), Some(i)) => vs[i],
+                    (JobResult::Integer(i), None) => Some(*i as f64),
+                    (JobResult::Numbers(vs), Some(i)) => vs[i].as_f64(),
                     other => panic!("unexpected result {other:?}"),
                 };
                 Row::Result(
@@ -87,7 +88,12 @@ fn rows(out: &Rows, column: Option<usize>) -> Vec<Row> {
                 timestamp,
                 value,
                 watermark,
-            } => Row::Late(key.clone(), *timestamp, value.to_bits(), *watermark),
+            } => Row::Late(
+                key.clone(),
+                *timestamp,
+                value.as_f64().to_bits(),
+                *watermark,
+            ),
             Emitted::Emptied {
                 key,
                 window,
@@ -289,7 +295,7 @@ fn several_aggregates_restore_from_a_snapshot() {
         let mut out = Rows::new();
         let mut max = i64::MIN;
         for (key, value, ts) in first {
-            op.process_element(key.clone(), *value, *ts, &mut out)
+            op.process_element(key.clone(), Number::from(*value), *ts, &mut out)
                 .unwrap();
             max = max.max(*ts);
             op.process_watermark(max - 20, &mut out);
@@ -300,7 +306,7 @@ fn several_aggregates_restore_from_a_snapshot() {
         let mut op = build::<String>(&spec).unwrap();
         op.restore(&snapshot).unwrap();
         for (key, value, ts) in second {
-            op.process_element(key.clone(), *value, *ts, &mut out)
+            op.process_element(key.clone(), Number::from(*value), *ts, &mut out)
                 .unwrap();
             max = max.max(*ts);
             op.process_watermark(max - 20, &mut out);

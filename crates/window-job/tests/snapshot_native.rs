@@ -11,7 +11,9 @@
 //! come from a seeded generator, so a failure names its seed.
 
 use window_assigners::TimeDomain;
-use window_core::{AnyWindow, ElementError, Emitted, LateDataPolicy, SnapshotError, Timestamp};
+use window_core::{
+    AnyWindow, ElementError, Emitted, LateDataPolicy, Number, SnapshotError, Timestamp,
+};
 use window_job::{build, Computation, JobResult, JobSpec};
 
 const CASES: u64 = 800;
@@ -162,7 +164,7 @@ fn gen_steps(rng: &mut Rng) -> Vec<Step> {
     steps
 }
 
-type Out = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
+type Out = Vec<Emitted<String, AnyWindow, Number, JobResult>>;
 type Rejections = Vec<(usize, ElementError)>;
 
 fn apply(
@@ -174,7 +176,7 @@ fn apply(
 ) {
     match *step {
         Step::Element { key, ts, value } => {
-            if let Err(r) = job.process_element(format!("k{key}"), value, ts, out) {
+            if let Err(r) = job.process_element(format!("k{key}"), Number::from(value), ts, out) {
                 rej.push((i, r.error));
             }
         }
@@ -261,13 +263,13 @@ fn a_tumbling_job_snapshot_does_not_load_into_a_session_job() {
     let session = JobSpec::new("session:10".parse().unwrap(), "sum".parse().unwrap());
     let mut job = build::<String>(&tumbling).unwrap();
     let mut out = Out::new();
-    job.process_element("a".to_owned(), 1.0, 3, &mut out)
+    job.process_element("a".to_owned(), Number::from(1.0), 3, &mut out)
         .unwrap();
     let mut bytes = Vec::new();
     job.snapshot(&mut bytes).unwrap();
     let mut other = build::<String>(&session).unwrap();
     other
-        .process_element("b".to_owned(), 2.0, 4, &mut out)
+        .process_element("b".to_owned(), Number::from(2.0), 4, &mut out)
         .unwrap();
     match other.restore(&bytes) {
         Err(SnapshotError::Invalid(why)) => assert!(

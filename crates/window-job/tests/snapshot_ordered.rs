@@ -6,10 +6,11 @@
 //! into a job of another strategy, slide or lateness is refused, the computation unchanged.
 
 use keywindow::EmitMode;
+use window_core::Number;
 use window_core::{AnyWindow, Emitted, LateDataPolicy, SnapshotError, Timestamp};
 use window_job::{build, Computation, JobAggregate, JobResult, JobSpec, Strategy, WindowSpec};
 
-type Out = Vec<Emitted<String, AnyWindow, f64, JobResult>>;
+type Out = Vec<Emitted<String, AnyWindow, Number, JobResult>>;
 
 struct Rng(u64);
 
@@ -108,7 +109,7 @@ fn input(rng: &mut Rng, spec: &JobSpec, n: usize) -> Vec<Op> {
 fn apply(c: &mut Computation<String>, op: &Op, out: &mut Out) {
     match op {
         Op::Element(key, value, t) => c
-            .process_element(key.clone(), *value, *t, out)
+            .process_element(key.clone(), Number::from(*value), *t, out)
             .expect("in range"),
         Op::Watermark(w) => {
             c.process_watermark(*w, out);

@@ -29,6 +29,7 @@ mod common;
 use common::{assign, gen_windows, Rng, Windows};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
+use window_core::Number;
 
 use window_core::Timestamp;
 use window_core::{AnyWindow, LateDataPolicy, Window, WindowOutput};
@@ -460,7 +461,7 @@ fn key_index(key: &str) -> usize {
     KEYS.iter().position(|k| *k == key).expect("known key")
 }
 
-impl WindowOutput<String, AnyWindow, f64, JobResult> for Collect {
+impl WindowOutput<String, AnyWindow, Number, JobResult> for Collect {
     fn result(
         &mut self,
         key: &String,
@@ -475,18 +476,18 @@ impl WindowOutput<String, AnyWindow, f64, JobResult> for Collect {
             key_index(key),
             Rec::Result {
                 window: window.bounds().expect("time window"),
-                values,
+                values: values.into_iter().map(Number::as_f64).collect(),
                 wm: watermark,
             },
         ));
     }
 
-    fn late(&mut self, key: String, timestamp: Timestamp, value: f64, watermark: Timestamp) {
+    fn late(&mut self, key: String, timestamp: Timestamp, value: Number, watermark: Timestamp) {
         self.0.push((
             key_index(&key),
             Rec::Late {
                 ts: timestamp,
-                value,
+                value: value.as_f64(),
                 wm: watermark,
             },
         ));
@@ -524,7 +525,7 @@ fn run_operator(case: &Case) -> (Vec<(usize, Rec)>, usize) {
     for e in &case.events {
         match *e {
             Event::Element { key, ts, value } => op
-                .process_element(KEYS[key].to_owned(), value, ts, &mut sink)
+                .process_element(KEYS[key].to_owned(), Number::from(value), ts, &mut sink)
                 .expect("element accepted"),
             Event::Watermark(w) => {
                 op.process_watermark(w, &mut sink);

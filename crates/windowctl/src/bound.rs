@@ -31,7 +31,7 @@ use engine::io::{KeyDictionary, KeyId};
 use engine::job::{Computation, JobResult, Strategy};
 use indicatif::{HumanBytes, HumanCount};
 
-use engine::core::AnyWindow;
+use engine::core::{AnyWindow, Number};
 
 /// Estimated bytes per key of the key dictionary: the key's text behind an `Arc<str>` (a
 /// 16-byte header and a short text), a hash-map entry and a slot of the id-to-text vector.
@@ -209,7 +209,7 @@ impl Bounded {
     }
 }
 
-impl WindowComputation<KeyId, f64> for Bounded {
+impl WindowComputation<KeyId, Number> for Bounded {
     type Window = AnyWindow;
     type Output = JobResult;
 
@@ -217,10 +217,10 @@ impl WindowComputation<KeyId, f64> for Bounded {
     fn process_element(
         &mut self,
         key: KeyId,
-        element: f64,
+        element: Number,
         timestamp: Timestamp,
-        out: &mut dyn WindowOutput<KeyId, AnyWindow, f64, JobResult>,
-    ) -> Result<(), Rejected<KeyId, f64>> {
+        out: &mut dyn WindowOutput<KeyId, AnyWindow, Number, JobResult>,
+    ) -> Result<(), Rejected<KeyId, Number>> {
         self.inner.process_element(key, element, timestamp, out)
     }
 
@@ -229,7 +229,7 @@ impl WindowComputation<KeyId, f64> for Bounded {
     fn process_watermark(
         &mut self,
         watermark: Timestamp,
-        out: &mut dyn WindowOutput<KeyId, AnyWindow, f64, JobResult>,
+        out: &mut dyn WindowOutput<KeyId, AnyWindow, Number, JobResult>,
     ) -> bool {
         if watermark == Timestamp::MAX && watermark > self.inner.current_watermark() {
             let held = self.inner.held_state();
@@ -244,7 +244,7 @@ impl WindowComputation<KeyId, f64> for Bounded {
     fn advance_wall_clock(
         &mut self,
         now: Timestamp,
-        out: &mut dyn WindowOutput<KeyId, AnyWindow, f64, JobResult>,
+        out: &mut dyn WindowOutput<KeyId, AnyWindow, Number, JobResult>,
     ) {
         self.inner.advance_wall_clock(now, out);
     }

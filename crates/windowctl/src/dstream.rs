@@ -532,7 +532,7 @@ fn read_by_event_time(reader: &mut EventReader, plan: Plan) -> Result<EventInput
     let last = last_window(span.zero, span.last_batch, durations(plan))?;
     let mut by_batch: Vec<Vec<(String, f64)>> = vec![Vec::new(); span.count];
     for (t, key, value) in events {
-        by_batch[span.index(t, plan.interval)].push((key, value));
+        by_batch[span.index(t, plan.interval)].push((key, value.as_f64()));
     }
     Ok(EventInput {
         events: count,
@@ -604,7 +604,7 @@ fn by_processing_time<W: Write>(
             }
             batches.run(Some(std::mem::take(&mut current)))?;
         }
-        current.push((event.key, event.value));
+        current.push((event.key, event.value.as_f64()));
         if let Err(e) = held::check_current(current.len(), plan.max_records) {
             batches.sink.flush()?;
             return Err(e);

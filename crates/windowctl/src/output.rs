@@ -19,7 +19,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
 use anyhow::{bail, Context, Result};
-use engine::core::{AnyWindow, Window, WindowOutput};
+use engine::core::{AnyWindow, Number, NumericResult, Window, WindowOutput};
 use engine::io::{KeyId, KeyTexts, LateWriter, OutputFormat, ResultWriter};
 use engine::job::{JobAggregate, JobResult};
 use serde::{Deserialize, Serialize};
@@ -52,12 +52,12 @@ enum Row {
     Results {
         key: KeyId,
         bounds: Option<(i64, i64)>,
-        values: Box<[Option<f64>]>,
+        values: Box<[NumericResult]>,
     },
     Late {
         key: KeyId,
         timestamp: i64,
-        value: f64,
+        value: Number,
         watermark: i64,
     },
 }
@@ -664,7 +664,7 @@ impl OutputSink {
     }
 }
 
-impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
+impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for OutputSink {
     fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, _watermark: i64) {
         let value = match result {
             JobResult::Number(v) => v,
@@ -720,7 +720,7 @@ impl WindowOutput<KeyId, AnyWindow, f64, JobResult> for OutputSink {
         self.take_named_error().map_or(Ok(()), Err)
     }
 
-    fn late(&mut self, key: KeyId, timestamp: i64, value: f64, watermark: i64) {
+    fn late(&mut self, key: KeyId, timestamp: i64, value: Number, watermark: i64) {
         if self.has_late {
             self.push(Row::Late {
                 key,

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use engine::core::ElementError;
+use engine::core::{ElementError, Number};
 use engine::io::{
-    format_number, open_source, split_key_parts, CsvHeader, DeadLetterWriter, ErrorPolicy,
+    format_value, open_source, split_key_parts, CsvHeader, DeadLetterWriter, ErrorPolicy,
     EventTimes, InputError, InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts,
     ReadPosition,
 };
@@ -32,7 +32,7 @@ use crate::resolve::Given;
 use crate::summary::summary;
 
 /// The job's runtime, as `windowctl run` runs it: its computation held to the memory bound.
-pub(crate) type JobRuntime = Runtime<KeyId, f64, Bounded>;
+pub(crate) type JobRuntime = Runtime<KeyId, Number, Bounded>;
 
 /// A job that cannot run as given (a flag or a job file's setting is wrong or does not fit the
 /// others): the process exits with 2, as for a command line clap cannot parse, where a job that
@@ -661,7 +661,7 @@ fn job_error(e: RuntimeError) -> anyhow::Error {
 
 /// How an element the window assigner rejected is reported: the field at fault, by its name
 /// in the input, and the element as a CSV line.
-fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<KeyId, f64> {
+fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<KeyId, Number> {
     let (time_field, value_field) = (plan.fields.time.clone(), plan.fields.value.clone());
     let composite = !plan.outputs.key_columns.is_empty();
     Box::new(move |r, source, line, timestamp| {
@@ -674,7 +674,7 @@ fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<
         // A count reads no value: NaN where the line has none.
         let (shown, raw_value) = match value.is_nan() {
             true => ("no value".to_owned(), String::new()),
-            false => (format!("value {}", format_number(value)), value.to_string()),
+            false => (format!("value {}", format_value(value)), value.to_string()),
         };
         let field = match r.error {
             ElementError::MissingTimestamp | ElementError::TimestampOutOfRange { .. } => {
@@ -690,7 +690,7 @@ fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<
                 // The gap is the value read as ms (0 when it is not whole).
                 ElementError::InvalidDynamicGap { .. } => format!(
                     "value {} is not a positive whole number of ms, which --window session:value needs as the session gap",
-                    format_number(value)
+                    format_value(value)
                 ),
                 ref err => format!(
                     "element ({timestamp}, {shown}) rejected by the window assigner: {err}"

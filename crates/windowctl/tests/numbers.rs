@@ -150,3 +150,112 @@ fn integer_sums_beyond_2_pow_53_print_exactly_in_every_strategy() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn integer_values_beyond_2_pow_53_are_read_exactly_in_every_strategy() {
+    // Issue 16, item 6, the input half: values were read as f64, so 9007199254740993 became
+    // 9007199254740992 before it was summed. The issue's example: 9007199254740993 + 1 gives
+    // 9007199254740994, as Flink's Long sum does; the maximum of 9007199254740993 and
+    // 9007199254740992 is the first (their f64s are equal).
+    let dir = scratch("exact-input");
+    let input = "event_time_ms,key,value\n1,a,9007199254740993\n2,a,1\n3,b,9007199254740993\n4,b,9007199254740992\n";
+    fs::write(dir.join("in.csv"), input).expect("input");
+    for strategy in ["native", "keywindow", "sliced", "sliced:changes"] {
+        let sum = rows(&dir, "sum", strategy, "sum.csv");
+        assert!(
+            sum.contains(&"a,-10,10,9007199254740994".to_owned()),
+            "{strategy}: {sum:?}"
+        );
+        let max = rows(&dir, "max", strategy, "max.csv");
+        assert!(
+            max.contains(&"b,-10,10,9007199254740993".to_owned()),
+            "{strategy}: {max:?}"
+        );
+        let min = rows(&dir, "min", strategy, "min.csv");
+        assert!(
+            min.contains(&"b,-10,10,9007199254740992".to_owned()),
+            "{strategy}: {min:?}"
+        );
+        // Several aggregates print exact integers too.
+        let several = rows(&dir, "count,sum,max", strategy, "several.csv");
+        assert!(
+            several.contains(&"a,-10,10,2,9007199254740994,9007199254740993".to_owned()),
+            "{strategy}: {several:?}"
+        );
+    }
+    // JSON lines: a number member and a string member.
+    let json = concat!(
+        "{\"event_time_ms\":1,\"key\":\"a\",\"value\":9007199254740993}\n",
+        "{\"event_time_ms\":2,\"key\":\"a\",\"value\":\"1\"}\n",
+    );
+    fs::write(dir.join("in.jsonl"), json).expect("input");
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--no-progress",
+            "--input",
+            "in.jsonl",
+            "--window",
+            "tumbling:10ms",
+        ])
+        .args(["--agg", "sum", "--output", "json.csv"])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = fs::read_to_string(dir.join("json.csv")).expect("output");
+    assert!(text.contains("a,0,10,9007199254740994"), "{text}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn late_elements_and_evicting_windows_keep_exact_integers() {
+    // The late output writes the value as read; a window with an evictor (which keeps its
+    // elements) sums them exactly too.
+    let dir = scratch("exact-late");
+    let input = "event_time_ms,key,value\n100,a,1\n1,a,9007199254740993\n";
+    fs::write(dir.join("in.csv"), input).expect("input");
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--no-progress",
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+        ])
+        .args([
+            "--out-of-orderness",
+            "0",
+            "--agg",
+            "sum",
+            "--output",
+            "o.csv",
+        ])
+        .args(["--late-output", "late.csv"])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let late = fs::read_to_string(dir.join("late.csv")).expect("late output");
+    assert!(late.contains("1,a,9007199254740993,"), "{late}");
+    let input = "event_time_ms,key,value\n1,a,9007199254740993\n2,a,1\n";
+    fs::write(dir.join("in.csv"), input).expect("input");
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--no-progress",
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:10ms",
+        ])
+        .args(["--evictor", "count:5", "--agg", "sum", "--output", "e.csv"])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = fs::read_to_string(dir.join("e.csv")).expect("output");
+    assert!(text.contains("a,0,10,9007199254740994"), "{text}");
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -14,7 +14,7 @@
 //! be rejected when it is built, as Flink rejects it, with the error that means what Flink's
 //! exception says ([`same_rejection`]).
 
-use engine::core::{AnyWindow, FlinkRule, Stage, Window, WindowOutput};
+use engine::core::{AnyWindow, FlinkRule, Number, NumericResult, Stage, Window, WindowOutput};
 use engine::job::{JobResult, JobSpec, WatermarkSpec, WindowSpec};
 use serde_json::{json, Value};
 
@@ -26,7 +26,7 @@ struct Recorder {
     records: Vec<Value>,
 }
 
-impl WindowOutput<String, AnyWindow, f64, JobResult> for Recorder {
+impl WindowOutput<String, AnyWindow, Number, JobResult> for Recorder {
     fn result(&mut self, key: &String, window: &AnyWindow, result: JobResult, watermark: i64) {
         let (start, end) = match window.bounds() {
             Some((s, e)) => (json!(s), json!(e)),
@@ -42,9 +42,9 @@ impl WindowOutput<String, AnyWindow, f64, JobResult> for Recorder {
         }));
     }
 
-    fn late(&mut self, key: String, timestamp: i64, value: f64, watermark: i64) {
+    fn late(&mut self, key: String, timestamp: i64, value: Number, watermark: i64) {
         self.records.push(json!({
-            "late": {"ts": timestamp, "key": key, "value": number(value)},
+            "late": {"ts": timestamp, "key": key, "value": exact(value)},
             "wm": watermark,
         }));
     }
@@ -58,18 +58,31 @@ fn number(v: f64) -> Value {
     }
 }
 
+/// An element value: an integer exactly (a `Long`), a float as [`number`].
+fn exact(v: Number) -> Value {
+    match v {
+        Number::Int(i) => json!(i),
+        Number::Float(f) => number(f),
+    }
+}
+
 fn result_json(r: &JobResult) -> Value {
     match r {
         JobResult::Number(None) => Value::Null,
         JobResult::Number(Some(v)) => number(*v),
         // A Long sum beyond 2^53, exactly as Flink prints it.
         JobResult::Integer(i) => json!(i),
-        JobResult::Numbers(vs) => {
-            Value::Array(vs.iter().map(|v| v.map_or(Value::Null, number)).collect())
-        }
-        JobResult::List(vs) => Value::Array(vs.iter().map(|v| number(*v)).collect()),
+        JobResult::Numbers(vs) => Value::Array(
+            vs.iter()
+                .map(|v| match *v {
+                    NumericResult::Float(v) => v.map_or(Value::Null, number),
+                    NumericResult::Integer(i) => json!(i),
+                })
+                .collect(),
+        ),
+        JobResult::List(vs) => Value::Array(vs.iter().map(|v| exact(*v)).collect()),
         JobResult::Elements(es) => {
-            Value::Array(es.iter().map(|(t, v)| json!([t, number(*v)])).collect())
+            Value::Array(es.iter().map(|(t, v)| json!([t, exact(*v)])).collect())
         }
     }
 }
@@ -80,9 +93,12 @@ fn int(v: &Value, field: &str) -> Result<i64, String> {
         .ok_or_else(|| format!("field '{field}' missing or not an integer in {v}"))
 }
 
-fn float(v: &Value, field: &str) -> Result<f64, String> {
-    v.get(field)
-        .and_then(Value::as_f64)
+/// A number field: an integer exactly (as windowctl reads one), any other number as an `f64`.
+fn value(v: &Value, field: &str) -> Result<Number, String> {
+    let n = v.get(field);
+    n.and_then(Value::as_i64)
+        .map(Number::Int)
+        .or_else(|| n.and_then(Value::as_f64).map(Number::Float))
         .ok_or_else(|| format!("field '{field}' missing or not a number in {v}"))
 }
 
@@ -148,7 +164,7 @@ fn run_inner(case: &Value) -> Result<Outcome, String> {
         }
         let ts = int(e, "ts")?;
         let key = e["key"].as_str().ok_or("key not a string")?.to_owned();
-        let value = float(e, "value")?;
+        let value = value(e, "value")?;
         if let Err(r) = op.process_element(key, value, ts, &mut rec) {
             // Flink fails the job when the element arrives.
             return Ok(match expected_error {

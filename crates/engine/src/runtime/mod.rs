@@ -132,15 +132,16 @@ struct Input {
 /// use engine::runtime::{IterSource, Runtime, RuntimeConfig};
 /// use engine::io::Event;
 /// use engine::job::{build, JobSpec, WindowSpec};
-/// use engine::core::{AnyWindow, Emitted};
+/// use engine::core::{AnyWindow, Emitted, Number};
 /// use engine::timers::ManualClock;
 ///
 /// let spec = JobSpec::new(WindowSpec::Tumbling { size: 10, offset: 0 }, "count".parse()?);
 /// let mut rt = Runtime::new(build::<String>(&spec)?, RuntimeConfig::default());
 /// rt.set_clock(Arc::new(ManualClock::new(0)));
-/// let events = (0..25).map(|t| Event { timestamp: t, key: "a".to_owned(), value: 1.0, line: 0 });
+/// let value = Number::Int(1);
+/// let events = (0..25).map(move |t| Event { timestamp: t, key: "a".to_owned(), value, line: 0 });
 /// rt.add_source(Box::new(IterSource::new("numbers", events)));
-/// let mut out: Vec<Emitted<String, AnyWindow, f64, _>> = Vec::new();
+/// let mut out: Vec<Emitted<String, AnyWindow, Number, _>> = Vec::new();
 /// rt.run(&mut out)?;
 /// assert_eq!(out.len(), 3); // [0, 10), [10, 20), [20, 30) at the end of input
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -1,6 +1,6 @@
 //! A numeric aggregate whose result keeps an exact integer where an `f64` cannot hold it.
 
-use super::{AggregateFunction, NumericAcc, NumericAggregate};
+use super::{AggregateFunction, Number, NumericAcc, NumericAggregate, NumericStats};
 
 /// The largest integer below which every integer is an `f64`: 2^53.
 const F64_EXACT: u64 = 1 << 53;
@@ -11,7 +11,8 @@ const F64_EXACT: u64 = 1 << 53;
 pub enum NumericResult {
     /// The result as [`NumericAggregate`] gives it; `None` where it is undefined.
     Float(Option<f64>),
-    /// A sum or mean of integers, exactly, beyond 2^53 in magnitude.
+    /// A sum or mean of integers, or the minimum or maximum of [`Number::Int`] values, exactly,
+    /// beyond 2^53 in magnitude.
     Integer(i64),
 }
 
@@ -26,38 +27,42 @@ impl NumericResult {
     }
 }
 
-/// [`NumericAggregate`] with a result that keeps the exact integer of a sum or mean of integer
-/// values where an `f64` would round it (beyond 2^53): `9007199254740992 + 1` is
-/// `9007199254740993`, as Flink's `sum` over a `Long` field gives it, where the `f64` result is
-/// `9007199254740992`. Everywhere else the result is the aggregate's `f64` ([`NumericResult::Float`]),
-/// so that outputs below 2^53 are the plain aggregate's. Same accumulator ([`NumericAcc`]), adds
-/// and merges as [`NumericAggregate`].
+/// [`NumericAggregate`] over [`Number`] values, with a result that keeps the exact integer
+/// where an `f64` would round it (beyond 2^53): `9007199254740993 + 1` is `9007199254740994`, as
+/// Flink's `sum` over a `Long` field gives it (an `f64` cannot even hold the first value); the
+/// maximum of `9007199254740993` and `9007199254740992` is the first. Everywhere else the result
+/// is the plain aggregate's `f64` ([`NumericResult::Float`]), so that outputs below 2^53 are
+/// the plain aggregate's. Same accumulator ([`NumericAcc`]); adds with
+/// [`NumericAggregate::add_number`], merges as [`NumericAggregate`].
 ///
 /// # Examples
 /// ```
-/// use window_core::{AggregateFunction, ExactNumeric, NumericAggregate, NumericResult};
+/// use window_core::{AggregateFunction, ExactNumeric, Number, NumericAggregate, NumericResult};
 /// let sum = ExactNumeric(NumericAggregate::Sum);
 /// let mut acc = sum.create_accumulator();
-/// for v in [9_007_199_254_740_992.0, 1.0] { sum.add(&mut acc, &v); }
-/// assert_eq!(sum.get_result(&acc), NumericResult::Integer(9_007_199_254_740_993));
+/// for v in [9_007_199_254_740_993, 1] { sum.add(&mut acc, &Number::Int(v)); }
+/// assert_eq!(sum.get_result(&acc), NumericResult::Integer(9_007_199_254_740_994));
 /// let mut small = sum.create_accumulator();
-/// sum.add(&mut small, &2.5);
+/// sum.add(&mut small, &Number::Float(2.5));
 /// assert_eq!(sum.get_result(&small), NumericResult::Float(Some(2.5)));
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct ExactNumeric(pub NumericAggregate);
 
-impl AggregateFunction<f64> for ExactNumeric {
+/// Over [`Number`] values: integers are summed and compared exactly, so the result is exact
+/// beyond 2^53 (`9007199254740993 + 1` is `9007199254740994`, as Flink's `sum` of a `Long`
+/// field, where `f64` values would already be rounded when read).
+impl AggregateFunction<Number> for ExactNumeric {
     type Acc = NumericAcc;
     type Out = NumericResult;
 
     fn create_accumulator(&self) -> NumericAcc {
-        self.0.create_accumulator()
+        NumericAcc::default()
     }
 
     #[inline]
-    fn add(&self, acc: &mut NumericAcc, value: &f64) {
-        self.0.add(acc, value);
+    fn add(&self, acc: &mut NumericAcc, value: &Number) {
+        self.0.add_number(acc, *value);
     }
 
     #[inline]
@@ -67,8 +72,22 @@ impl AggregateFunction<f64> for ExactNumeric {
 
     #[inline]
     fn get_result(&self, acc: &NumericAcc) -> NumericResult {
+        self.result(acc)
+    }
+}
+
+impl ExactNumeric {
+    /// The result of `acc` (see the type).
+    #[must_use]
+    pub fn result(&self, acc: &NumericAcc) -> NumericResult {
         let exact = match self.0 {
             NumericAggregate::Sum | NumericAggregate::Mean => self.0.integer_result(acc),
+            NumericAggregate::Min | NumericAggregate::Max if acc.count() > 0 => {
+                match acc.extreme() {
+                    Number::Int(i) => Some(i),
+                    Number::Float(_) => None,
+                }
+            }
             _ => None,
         };
         match exact {
@@ -76,13 +95,20 @@ impl AggregateFunction<f64> for ExactNumeric {
             _ => NumericResult::Float(self.0.get_result(acc)),
         }
     }
+
+    /// The result over full statistics: what [`ExactNumeric::result`] gives on the accumulator
+    /// of the same values.
+    #[must_use]
+    pub fn of(&self, stats: &NumericStats) -> NumericResult {
+        self.result(stats.acc_of(self.0))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn result(a: NumericAggregate, values: &[f64]) -> NumericResult {
+    fn result(a: NumericAggregate, values: &[Number]) -> NumericResult {
         let f = ExactNumeric(a);
         let mut acc = f.create_accumulator();
         for v in values {
@@ -91,24 +117,59 @@ mod tests {
         f.get_result(&acc)
     }
 
+    fn floats(values: &[f64]) -> Vec<Number> {
+        values.iter().map(|&v| Number::Float(v)).collect()
+    }
+
     #[test]
     fn integers_beyond_2_pow_53_are_exact_and_the_rest_is_the_plain_aggregate() {
         let two53 = 9_007_199_254_740_992.0;
+        let int53 = 9_007_199_254_740_992_i64;
+        // The issue's example: Flink's Long sum gives 9007199254740994.
         assert_eq!(
-            result(NumericAggregate::Sum, &[two53, 1.0]),
+            result(
+                NumericAggregate::Sum,
+                &[Number::Int(int53 + 1), Number::Int(1)]
+            ),
+            NumericResult::Integer(9_007_199_254_740_994)
+        );
+        assert_eq!(
+            result(NumericAggregate::Sum, &floats(&[two53, 1.0])),
             NumericResult::Integer(9_007_199_254_740_993)
         );
         assert_eq!(
-            result(NumericAggregate::Sum, &[-two53, -1.0]),
+            result(NumericAggregate::Sum, &floats(&[-two53, -1.0])),
             NumericResult::Integer(-9_007_199_254_740_993)
         );
         // (2^53 + 2 + 2^53 + 4) / 2 = 2^53 + 3, which no f64 holds.
         assert_eq!(
-            result(NumericAggregate::Mean, &[two53 + 2.0, two53 + 4.0]),
+            result(NumericAggregate::Mean, &floats(&[two53 + 2.0, two53 + 4.0])),
             NumericResult::Integer(9_007_199_254_740_995)
         );
-        // Up to 2^53, for fractions, a mean that is no integer, min and max: the plain
-        // aggregate's f64.
+        // Min and max of integers are exact too, also against a float of the same f64.
+        let ints = [
+            Number::Int(int53 + 1),
+            Number::Float(two53),
+            Number::Int(int53 + 3),
+            Number::Float(0.5),
+        ];
+        assert_eq!(
+            result(NumericAggregate::Max, &ints),
+            NumericResult::Integer(int53 + 3)
+        );
+        assert_eq!(
+            result(NumericAggregate::Min, &ints[..3]),
+            NumericResult::Float(Some(two53))
+        );
+        assert_eq!(
+            result(
+                NumericAggregate::Min,
+                &[Number::Int(-int53 - 5), Number::Int(7)]
+            ),
+            NumericResult::Integer(-int53 - 5)
+        );
+        // Up to 2^53, for fractions, a mean that is no integer, min and max of floats: the
+        // plain aggregate's f64.
         for (a, values) in [
             (NumericAggregate::Sum, vec![two53 - 1.0, 1.0]),
             (NumericAggregate::Sum, vec![1.5, 2.0]),
@@ -121,7 +182,7 @@ mod tests {
             (NumericAggregate::Min, vec![]),
         ] {
             assert_eq!(
-                result(a, &values),
+                result(a, &floats(&values)),
                 NumericResult::Float(a.get_result(&{
                     let mut acc = a.create_accumulator();
                     for v in &values {

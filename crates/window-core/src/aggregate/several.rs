@@ -2,27 +2,33 @@
 
 use std::fmt;
 
-use super::{AggregateFunction, NumericAggregate, NumericStats};
+use super::{
+    AggregateFunction, ExactNumeric, Number, NumericAggregate, NumericResult, NumericStats,
+};
 
-/// Several distinct [`NumericAggregate`]s of the same `f64` values, computed in one window
+/// Several distinct [`NumericAggregate`]s of the same [`Number`] values, computed in one window
 /// state: one [`NumericStats`] accumulator (count and sum as [`NumericAggregate::Sum`] keeps
-/// them, exact over integers; smallest and largest value), and as result the listed aggregates'
-/// results in the order of the list.
+/// them, minimum and maximum as [`NumericAggregate::Min`] and [`NumericAggregate::Max`] keep
+/// them: exact over integers), and as result the listed aggregates' results in the order of the
+/// list.
 ///
-/// Each result is what the single aggregate gives over the same values, adds and merges
-/// (`NumericAggregate::of` on the statistics): `--agg count,max` writes the `--agg count` and
-/// `--agg max` results side by side. The accumulator is 40 bytes, where a single aggregate's
-/// [`super::NumericAcc`] is 24; a result is a `Vec` (one allocation per firing). This is
-/// Flink's `AggregateFunction` with a composite accumulator and a tuple result, as a user
-/// writes one to compute several statistics in one pass.
+/// Each result is what the single aggregate gives ([`ExactNumeric`]) over the same values, adds
+/// and merges: `--agg count,max` writes the `--agg count` and `--agg max` results side by side.
+/// The accumulator is 72 bytes, where a single aggregate's [`super::NumericAcc`] is 24; a result
+/// is a `Vec` (one allocation per firing). This is Flink's `AggregateFunction` with a composite
+/// accumulator and a tuple result, as a user writes one to compute several statistics in one
+/// pass.
 ///
 /// # Examples
 /// ```
-/// use window_core::{AggregateFunction, NumericAggregate, NumericAggregates};
+/// use window_core::{AggregateFunction, Number, NumericAggregate, NumericAggregates, NumericResult};
 /// let f = NumericAggregates::new(&[NumericAggregate::Count, NumericAggregate::Max]).unwrap();
 /// let mut acc = f.create_accumulator();
-/// for v in [3.0, 9.0, 4.0] { f.add(&mut acc, &v); }
-/// assert_eq!(f.get_result(&acc), vec![Some(3.0), Some(9.0)]);
+/// for v in [3, 9, 4] { f.add(&mut acc, &Number::Int(v)); }
+/// assert_eq!(
+///     f.get_result(&acc),
+///     vec![NumericResult::Float(Some(3.0)), NumericResult::Float(Some(9.0))]
+/// );
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct NumericAggregates {
@@ -106,17 +112,19 @@ impl fmt::Display for NumericAggregates {
     }
 }
 
-impl AggregateFunction<f64> for NumericAggregates {
+/// Over [`Number`] values, each result as [`ExactNumeric`] gives it (exact integers beyond
+/// 2^53).
+impl AggregateFunction<Number> for NumericAggregates {
     type Acc = NumericStats;
-    type Out = Vec<Option<f64>>;
+    type Out = Vec<NumericResult>;
 
     fn create_accumulator(&self) -> NumericStats {
         NumericStats::default()
     }
 
     #[inline]
-    fn add(&self, acc: &mut NumericStats, value: &f64) {
-        acc.add(*value);
+    fn add(&self, acc: &mut NumericStats, value: &Number) {
+        acc.add_number(*value);
     }
 
     #[inline]
@@ -124,10 +132,11 @@ impl AggregateFunction<f64> for NumericAggregates {
         acc.merge(&other);
     }
 
-    /// The listed aggregates' results, in the list's order (`None` where the single aggregate
-    /// gives `None`: min, max and mean of no elements).
-    fn get_result(&self, acc: &NumericStats) -> Vec<Option<f64>> {
-        self.as_slice().iter().map(|a| a.of(acc)).collect()
+    fn get_result(&self, acc: &NumericStats) -> Vec<NumericResult> {
+        self.as_slice()
+            .iter()
+            .map(|&a| ExactNumeric(a).of(acc))
+            .collect()
     }
 }
 
@@ -160,46 +169,78 @@ mod tests {
         );
     }
 
-    /// Every column equals the single aggregate's result over the same adds and merges,
-    /// exact integer sums included, and an empty accumulator gives what single ones give.
+    /// A result as bits, so that NaN equals NaN.
+    fn bits(r: NumericResult) -> (Option<u64>, Option<i64>) {
+        match r {
+            NumericResult::Float(f) => (f.map(f64::to_bits), None),
+            NumericResult::Integer(i) => (None, Some(i)),
+        }
+    }
+
+    /// Every column equals the single aggregate's result ([`ExactNumeric`]) over the same adds
+    /// and merges, exact integers included, and an empty accumulator gives what single ones
+    /// give.
     #[test]
     fn each_result_is_the_single_aggregates_result() {
         let all = [Count, Sum, Min, Max, Mean];
         let f = NumericAggregates::new(&all).unwrap();
         let values = [
-            9_007_199_254_740_993.0,
-            1.0,
-            -4.0,
-            2.5,
-            f64::NAN,
-            1e308,
-            1e308,
+            Number::Int(9_007_199_254_740_993),
+            Number::Float(1.0),
+            Number::Int(-4),
+            Number::Float(2.5),
+            Number::Float(f64::NAN),
+            Number::Float(1e308),
+            Number::Float(1e308),
         ];
-        for split in 0..=values.len() {
-            let (a, b) = values.split_at(split);
-            let mut left = f.create_accumulator();
-            a.iter().for_each(|v| f.add(&mut left, v));
-            let mut right = f.create_accumulator();
-            b.iter().for_each(|v| f.add(&mut right, v));
-            f.merge(&mut left, right);
-            let got = f.get_result(&left);
-            for (i, single) in all.iter().enumerate() {
-                let mut sl = single.create_accumulator();
-                a.iter().for_each(|v| single.add(&mut sl, v));
-                let mut sr = single.create_accumulator();
-                b.iter().for_each(|v| single.add(&mut sr, v));
-                single.merge(&mut sl, sr);
-                let want = single.get_result(&sl);
-                assert_eq!(
-                    got[i].map(f64::to_bits),
-                    want.map(f64::to_bits),
-                    "{single:?} at split {split}"
-                );
+        for end in [2, values.len()] {
+            let values = &values[..end];
+            for split in 0..=values.len() {
+                let (a, b) = values.split_at(split);
+                let mut left = f.create_accumulator();
+                a.iter().for_each(|v| f.add(&mut left, v));
+                let mut right = f.create_accumulator();
+                b.iter().for_each(|v| f.add(&mut right, v));
+                f.merge(&mut left, right);
+                let got = f.get_result(&left);
+                for (i, &single) in all.iter().enumerate() {
+                    let single = ExactNumeric(single);
+                    let mut sl = single.create_accumulator();
+                    a.iter().for_each(|v| single.add(&mut sl, v));
+                    let mut sr = single.create_accumulator();
+                    b.iter().for_each(|v| single.add(&mut sr, v));
+                    single.merge(&mut sl, sr);
+                    let want = single.get_result(&sl);
+                    assert_eq!(
+                        bits(got[i]),
+                        bits(want),
+                        "{single:?} at split {split} of {end}"
+                    );
+                }
             }
         }
+        // The first two values: the sum and the maximum are exact integers.
+        let mut acc = f.create_accumulator();
+        values[..2].iter().for_each(|v| f.add(&mut acc, v));
+        assert_eq!(
+            f.get_result(&acc),
+            vec![
+                NumericResult::Float(Some(2.0)),
+                NumericResult::Integer(9_007_199_254_740_994),
+                NumericResult::Float(Some(1.0)),
+                NumericResult::Integer(9_007_199_254_740_993),
+                NumericResult::Float(Some(4_503_599_627_370_497.0)),
+            ]
+        );
         assert_eq!(
             f.get_result(&f.create_accumulator()),
-            vec![Some(0.0), Some(0.0), None, None, None]
+            vec![
+                NumericResult::Float(Some(0.0)),
+                NumericResult::Float(Some(0.0)),
+                NumericResult::Float(None),
+                NumericResult::Float(None),
+                NumericResult::Float(None)
+            ]
         );
     }
 }
