@@ -4,7 +4,7 @@
 //! there both must emit exactly the same records. Never a panic.
 #![no_main]
 
-use engine::core::{AnyWindow, Emitted, WindowComputation};
+use engine::core::{AnyWindow, Emitted, Number, WindowComputation};
 use engine::job::{build, Computation, JobResult, JobSpec};
 use libfuzzer_sys::fuzz_target;
 
@@ -60,7 +60,7 @@ evictor = "count:2"
 aggregate = "sum,max""#,
 ];
 
-type Out = Vec<Emitted<u32, AnyWindow, f64, JobResult>>;
+type Out = Vec<Emitted<u32, AnyWindow, Number, JobResult>>;
 
 /// One step of the program in `op` (4 bytes).
 fn step(c: &mut Computation<u32>, time: &mut i64, clock: &mut i64, op: &[u8], out: &mut Out) {
@@ -69,7 +69,12 @@ fn step(c: &mut Computation<u32>, time: &mut i64, clock: &mut i64, op: &[u8], ou
             // An element near the current time, sometimes behind it.
             let t = *time + i64::from(op[1] % 32) - 8;
             *time = (*time).max(t);
-            let _ = c.process_element(u32::from(op[2] % 5), f64::from(op[3]), t, out);
+            // Integers (exact), and floats for odd bytes.
+            let value = match op[3] % 2 {
+                0 => Number::Int(i64::from(op[3])),
+                _ => Number::Float(f64::from(op[3]) / 2.0),
+            };
+            let _ = c.process_element(u32::from(op[2] % 5), value, t, out);
         }
         2 => {
             let w = *time - i64::from(op[1] % 16);

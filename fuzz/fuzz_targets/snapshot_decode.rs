@@ -3,7 +3,7 @@
 //! then keeps working, never a panic.
 #![no_main]
 
-use engine::core::{AnyWindow, Emitted, WindowComputation};
+use engine::core::{AnyWindow, Emitted, Number, WindowComputation};
 use engine::job::{build, JobResult, JobSpec};
 use engine::runtime::RuntimeSnapshot;
 use libfuzzer_sys::fuzz_target;
@@ -21,9 +21,9 @@ fuzz_target!(|data: &[u8]| {
         let spec: JobSpec = toml::from_str(job).expect("a job");
         let mut c = build::<u32>(&spec).expect("builds");
         if c.restore(data).is_ok() {
-            let mut out: Vec<Emitted<u32, AnyWindow, f64, JobResult>> = Vec::new();
+            let mut out: Vec<Emitted<u32, AnyWindow, Number, JobResult>> = Vec::new();
             for t in 0..20 {
-                let _ = c.process_element(t as u32 % 3, 1.0, t * 3, &mut out);
+                let _ = c.process_element(t as u32 % 3, Number::Int(1), t * 3, &mut out);
                 c.process_watermark(t * 3 - 5, &mut out);
             }
             c.process_watermark(i64::MAX, &mut out);

@@ -113,7 +113,7 @@ pub fn windowing_fuzz_source(data: &[u8], format: InputFormat) {
     let _: ReadPosition = middle;
 }
 
-/// `items` with each event's value as its bits, so that NaN equals NaN.
+/// `items` with each event's value as its variant and bits, so that NaN equals NaN.
 fn comparable(
     items: &[(
         Result<engine::io::Event, engine::io::InputError>,
@@ -124,10 +124,13 @@ fn comparable(
         .iter()
         .map(|(item, position)| match item {
             Ok(e) => format!(
-                "{} {:?} {:x} {} {position:?}",
+                "{} {:?} {} {} {position:?}",
                 e.timestamp,
                 e.key,
-                e.value.to_bits(),
+                match e.value {
+                    engine::core::Number::Int(i) => format!("i{i}"),
+                    engine::core::Number::Float(f) => format!("f{:x}", f.to_bits()),
+                },
                 e.line
             ),
             Err(err) => format!("{err:?} {position:?}"),
