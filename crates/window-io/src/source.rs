@@ -7,7 +7,8 @@
 //! Each event has a timestamp (integer milliseconds since the epoch; another
 //! unit with [`EventReader::with_time_unit`]; or an RFC 3339 date-time with an
 //! offset, `2013-01-01T05:15:00Z`, in any unit: see [`crate::TimeUnit`]), a key
-//! (a string) and a value (a finite number); the names of the three fields are
+//! (a string) and a value (a finite number: an integer of the `i64` range exactly, as
+//! [`Number::Int`], any other number as an `f64`); the names of the three fields are
 //! configurable ([`FieldNames`], default `event_time_ms`, `key`, `value`, the
 //! header of the bundled data).
 //!
@@ -76,7 +77,7 @@ pub const MAX_RAW_BYTES: usize = 64 << 20;
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// One input record: a key, a value and an event timestamp; by default a text key and a
-/// number, as the CSV and JSON-lines readers produce them.
+/// [`Number`] (an exact integer or an `f64`), as the CSV and JSON-lines readers produce them.
 ///
 /// Equality compares timestamp, key and value only: `line` says where the event was read, not
 /// what it is.
