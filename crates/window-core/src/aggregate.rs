@@ -165,33 +165,37 @@ const UP: f64 = 18_446_744_073_709_551_616.0;
 
 /// The accumulator of [`NumericAggregate`]: the element count and one running value whose
 /// meaning depends on the aggregate. 24 bytes (count, a float word, an integer word), where
-/// [`NumericStats`] takes 40.
+/// [`NumericStats`] takes 72.
 ///
 /// | aggregate | kept |
 /// |---|---|
 /// | count | the count only |
-/// | min / max | smallest / largest value, exactly as the [`Number`] it is: an integer in the integer word, a float in the float word (NaN values are skipped, as `f64::min`/`max` skip them) |
+/// | min / max | smallest / largest value, exactly as the [`Number`] it is: an integer in the integer word, a float in the float word (NaN values are skipped, as `f64::min`/`max` skip them; of equal values an integer is kept, so the result does not depend on the order) |
 /// | sum / mean | the sum, exact or as a float (below) |
 ///
 /// **The sum** (sum and mean) is kept in one of three forms, chosen by the values seen:
-/// - *exact*: while every value is an integer of the `i64` range (`-2^63 <= v < 2^63`, which
-///   every integral `f64` of that range is exactly) and their sum stays in that range, the sum
-///   is an `i64`, with no rounding at all: `2^53 + 1` is `9007199254740993`, where an `f64` sum
-///   would round it to `2^53` (Flink sums `Long` values exactly; it wraps around on overflow,
-///   where this falls back to the float form). Its `f64` result is then the correctly rounded
-///   exact sum, [`NumericAggregate::integer_result`] the exact integer.
-/// - *float*: from the first other value (a fraction, a NaN, a magnitude of 2^63 or more) or
-///   the first overflow of the integer sum, the sum is an `f64`: the integer sum so far (one
-///   rounding, none below 2^53) plus each further value, in order. For values and partial sums
-///   below 2^53 this is the same `f64` the plain sum gives.
+/// - *exact*: while every value is an integer of the `i64` range ([`Number::Int`], or an
+///   integral `f64` with `-2^63 <= v < 2^63`), the sum is an `i128` (its two halves in the two
+///   words), with no rounding and no overflow at all: a count below 2^62 of values below 2^63
+///   sums below 2^125. `2^53 + 1` is `9007199254740993`, where an `f64` sum would round it to
+///   `2^53`, and `i64::MAX + i64::MAX - i64::MAX` is `i64::MAX` (Flink sums `Long` values
+///   exactly while the sum fits and wraps around where it does not; this sum never wraps, and
+///   a total beyond the `i64` range is still exact). The `f64` result is the exact sum
+///   rounded once, [`NumericAggregate::integer_result`] the exact integer; the mean is
+///   computed from the exact sum and count (`exact_mean`), so it does not depend on the order
+///   of the values either.
+/// - *float*: from the first other value (a fraction, a NaN, a magnitude of 2^63 or more) the
+///   sum is an `f64`: the exact sum so far (one rounding, none below 2^53) plus each further
+///   value, in order. For values and partial sums below 2^53 this is the same `f64` the plain
+///   sum gives.
 /// - *scaled*: when a float partial sum of finite values overflows, the sum is kept times 2^-64
 ///   from then on, so that it cannot overflow in between (`1e308 + 1e308 - 1e308` is `1e308`,
 ///   where the plain sum is `inf`, then `NaN` or `-inf`); the result is scaled back, and is
 ///   infinite only if the sum itself is beyond the `f64` range. The cost: values below 2^-958
 ///   (1e-288) in magnitude lose precision once a window's sum is scaled.
 ///
-/// Adding costs an integer check and add (exact) or a float add and an overflow check (float);
-/// no allocation. The forms' flags are the top two bits of the count word. Merging follows the
+/// Adding costs an `i128` add (exact) or a float add and an overflow check (float); no
+/// allocation. The forms' flags are the top two bits of the count word. Merging follows the
 /// same rules, so partial accumulators merge to what one accumulator of all the values gives
 /// whenever the sums are exact, and to the same float operations as the plain sum otherwise.
 ///
@@ -199,11 +203,12 @@ const UP: f64 = 18_446_744_073_709_551_616.0;
 #[derive(Clone, Copy, PartialEq, Debug, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NumericAcc {
-    /// Number of elements (low 62 bits) and the sum's form ([`FLOAT`], [`SCALED`]).
+    /// Number of elements (low 62 bits) and the form ([`FLOAT`], [`SCALED`]).
     count: u64,
-    /// Min, max, or the float sum (scaled by 2^-64 in the scaled form).
-    value: f64,
-    /// The exact integer sum (exact form).
+    /// The float word: the bits of an `f64` (a float min or max, the float sum, scaled by
+    /// 2^-64 in the scaled form), or the high 64 bits of the exact `i128` sum.
+    word: u64,
+    /// The integer word: an integer min or max, or the low 64 bits of the exact sum.
     int: i64,
 }
 
@@ -213,137 +218,6 @@ impl NumericAcc {
     #[inline]
     pub fn count(&self) -> u64 {
         self.count & !FLAGS
-    }
-
-    /// The exact sum, while every value added is an integer and the sum fits in an `i64` (see
-    /// the type's documentation); `None` otherwise. Only meaningful for the sum and mean
-    /// accumulators (0 for the others).
-    #[must_use]
-    #[inline]
-    pub fn exact_sum(&self) -> Option<i64> {
-        (self.count & FLOAT == 0).then_some(self.int)
-    }
-
-    /// Adds `v` to the sum (without counting it).
-    #[inline]
-    fn add_to_sum(&mut self, v: f64) {
-        if self.count & FLOAT == 0 {
-            // Saturating: NaN is 0, and 2^63 or more is i64::MAX, which no f64 equals.
-            let i = v as i64;
-            if i as f64 == v && i != i64::MAX {
-                if let Some(sum) = self.int.checked_add(i) {
-                    self.int = sum;
-                    return;
-                }
-            }
-            self.leave_exact();
-        }
-        self.add_float(v);
-    }
-
-    /// Leaves the exact form: the float sum starts from the integer sum.
-    #[inline]
-    fn leave_exact(&mut self) {
-        self.value = self.int as f64;
-        self.int = 0;
-        self.count |= FLOAT;
-    }
-
-    /// Adds `v` to the float sum (float form).
-    #[inline]
-    fn add_float(&mut self, v: f64) {
-        if self.count & SCALED != 0 {
-            self.value += v * DOWN;
-            return;
-        }
-        let sum = self.value + v;
-        if sum.is_infinite() {
-            self.add_infinite(v, sum);
-        } else {
-            self.value = sum;
-        }
-    }
-
-    /// Adds `v` where the unscaled float sum became `sum`, infinite: an overflow of finite
-    /// values goes on scaled, an infinite value stays infinite.
-    #[cold]
-    #[inline(never)]
-    fn add_infinite(&mut self, v: f64, sum: f64) {
-        if v.is_finite() && self.value.is_finite() {
-            self.value = self.value * DOWN + v * DOWN;
-            self.count |= SCALED;
-        } else {
-            self.value = sum;
-        }
-    }
-
-    /// The float sum times 2^-64, whatever the form.
-    fn scaled_sum(&self) -> f64 {
-        match self.count & FLAGS {
-            0 => self.int as f64 * DOWN,
-            FLOAT => self.value * DOWN,
-            _ => self.value,
-        }
-    }
-
-    /// Folds `other`'s sum and count into this one, both non-empty.
-    fn merge_sum(&mut self, other: &NumericAcc) {
-        let count = self.count() + other.count();
-        let forms = (self.count | other.count) & FLAGS;
-        if forms == 0 {
-            if let Some(sum) = self.int.checked_add(other.int) {
-                self.int = sum;
-                self.count = count;
-                return;
-            }
-        }
-        if forms & SCALED == 0 {
-            let (a, b) = (self.float_sum(), other.float_sum());
-            let sum = a + b;
-            if !(sum.is_infinite() && a.is_finite() && b.is_finite()) {
-                (self.value, self.int, self.count) = (sum, 0, count | FLOAT);
-                return;
-            }
-        }
-        self.value = self.scaled_sum() + other.scaled_sum();
-        (self.int, self.count) = (0, count | FLAGS);
-    }
-
-    /// The unscaled float sum (exact or float form).
-    fn float_sum(&self) -> f64 {
-        if self.count & FLOAT == 0 {
-            self.int as f64
-        } else {
-            self.value
-        }
-    }
-
-    /// The sum as an `f64`: exact and rounded once, or the float sum.
-    #[inline]
-    fn sum(&self) -> f64 {
-        match self.count & FLAGS {
-            0 => self.int as f64,
-            FLOAT => self.value,
-            _ => self.value * UP,
-        }
-    }
-
-    /// The mean of a non-empty accumulator: sum / count, without overflow in between where the
-    /// sum is scaled.
-    fn mean(&self) -> f64 {
-        let n = self.count() as f64;
-        match self.count & FLAGS {
-            0 => self.int as f64 / n,
-            FLOAT => self.value / n,
-            _ => {
-                let sum = self.value * UP;
-                if sum.is_finite() {
-                    sum / n
-                } else {
-                    self.value / n * UP
-                }
-            }
-        }
     }
 }
 
@@ -461,21 +335,21 @@ impl NumericAggregate {
     /// [`AggregateFunction::get_result`]'s `f64`). An `f64` result holds an integer exactly only
     /// below 2^53: this is the result for an output that prints integers beyond.
     #[must_use]
-    pub fn integer_result(self, acc: &NumericAcc) -> Option<i64> {
+    pub fn integer_result(self, acc: &NumericAcc) -> Option<i128> {
         let count = acc.count();
         match self {
-            NumericAggregate::Count => i64::try_from(count).ok(),
+            NumericAggregate::Count => Some(i128::from(count)),
             NumericAggregate::Sum => acc.exact_sum(),
             _ if count == 0 => None,
             NumericAggregate::Min | NumericAggregate::Max => match acc.extreme() {
-                Number::Int(i) => Some(i),
+                Number::Int(i) => Some(i128::from(i)),
                 Number::Float(f) => {
                     let i = f as i64;
-                    (i as f64 == f && i != i64::MAX).then_some(i)
+                    (i as f64 == f && i != i64::MAX).then_some(i128::from(i))
                 }
             },
             NumericAggregate::Mean => {
-                let n = i64::try_from(count).ok()?;
+                let n = i128::from(count);
                 acc.exact_sum().filter(|s| s % n == 0).map(|s| s / n)
             }
         }
@@ -558,6 +432,7 @@ impl NumericAggregate {
 mod exact;
 mod number;
 mod several;
+mod sum;
 pub use exact::{ExactNumeric, NumericResult};
 pub use number::Number;
 pub use several::{AggregateListError, NumericAggregates};

@@ -5,7 +5,8 @@
 //!
 //! The number format is the one of [`crate::format_number`]: an integral value below 2^53 as an
 //! integer (`6`, not `6.0`), any other value as its shortest round-trip decimal, with an
-//! exponent at or above 1e16 and below 1e-6; `NaN`, `inf` and `-inf` (in JSON as strings,
+//! exponent at or above 2^53 in magnitude and below 1e-6 (so that plain digits beyond 2^53 are
+//! only ever printed for an exact integer result, [`Cell::Wide`] or `NumericResult::Integer`); `NaN`, `inf` and `-inf` (in JSON as strings,
 //! `"NaN"`, `"inf"`, `"-inf"`, as JSON has no such numbers and `null` is an undefined result).
 
 use std::io::{self, Write};
@@ -28,6 +29,8 @@ pub(crate) enum Cell<'a> {
     /// Text already in the format's form (see [`encode_str`]).
     Encoded(&'a [u8]),
     Int(i64),
+    /// An exact integer beyond the `i64` range (a sum of integers).
+    Wide(i128),
     Num(f64),
     Bool(bool),
     Null,
@@ -50,7 +53,7 @@ impl From<NumericResult> for Cell<'_> {
     fn from(v: NumericResult) -> Self {
         match v {
             NumericResult::Float(v) => v.into(),
-            NumericResult::Integer(i) => Cell::Int(i),
+            NumericResult::Integer(i) => i64::try_from(i).map_or(Cell::Wide(i), Cell::Int),
         }
     }
 }
@@ -86,8 +89,9 @@ pub(crate) fn push_number(out: &mut Vec<u8>, v: f64) {
         // Exact: the value is an integer of at most 53 bits (and -0.0 is 0).
         let i = v as i64;
         out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
-    } else if v.is_finite() && (v.abs() >= 1e16 || (v != 0.0 && v.abs() < 1e-6)) {
-        // Shortest round-trip with an exponent (`1e300`), not 301 digits.
+    } else if v.is_finite() && (v.abs() >= MAX_EXACT_INTEGER || (v != 0.0 && v.abs() < 1e-6)) {
+        // Shortest round-trip with an exponent (`1e300`, not 301 digits; `9.007199254740994e15`
+        // from 2^53 up, so that plain digits beyond 2^53 are always an exact integer result).
         let _ = write!(out, "{v:e}");
     } else {
         let _ = write!(out, "{v}");
@@ -209,6 +213,9 @@ impl<W: Write> RowWriter<W> {
                         Cell::Int(i) => {
                             buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
                         }
+                        Cell::Wide(i) => {
+                            buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
+                        }
                         Cell::Num(v) => push_number(buf, v),
                         Cell::Bool(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
                         Cell::Null => {}
@@ -228,6 +235,9 @@ impl<W: Write> RowWriter<W> {
                         Cell::Str(s) => encode_str(OutputFormat::Jsonl, s, buf),
                         Cell::Encoded(b) => buf.extend_from_slice(b),
                         Cell::Int(i) => {
+                            buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
+                        }
+                        Cell::Wide(i) => {
                             buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes())
                         }
                         Cell::Bool(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
@@ -319,8 +329,10 @@ mod tests {
             (6.0, "6"),
             (-3.0, "-3"),
             (9_007_199_254_740_991.0, "9007199254740991"),
-            (9_007_199_254_740_992.0, "9007199254740992"),
-            (9_007_199_254_740_994.0, "9007199254740994"),
+            // From 2^53 up with an exponent: plain digits there are left to exact integers.
+            (9_007_199_254_740_992.0, "9.007199254740992e15"),
+            (9_007_199_254_740_994.0, "9.007199254740994e15"),
+            (-9_007_199_254_740_994.0, "-9.007199254740994e15"),
             (1e16, "1e16"),
             (2.5, "2.5"),
             (-2.5, "-2.5"),

@@ -90,7 +90,8 @@ pub fn create_output(target: &str) -> Result<Box<dyn Write + Send>, OpenError> {
 /// Formats a number for output: an integral value with `|v| < 2^53` prints
 /// as an integer (`6`, `-3`, and `0` for `-0.0`), any other value with Rust's
 /// shortest round-trip formatting (`2.5`, `0.1`, `NaN`, `inf`), with an exponent
-/// for magnitudes of at least `1e16` or below `1e-6` (`1e300`, `2.5e-9`).
+/// for magnitudes of at least 2^53 or below `1e-6` (`1e300`, `2.5e-9`,
+/// `9.007199254740994e15`): plain digits beyond 2^53 are left to exact integers.
 pub fn format_number(v: f64) -> String {
     let mut b = Vec::new();
     push_number(&mut b, v);
@@ -360,7 +361,7 @@ impl<W: Write> ResultWriter<W> {
         keys: &mut KeyTexts,
         key: KeyId,
         window: Option<(i64, i64)>,
-        value: i64,
+        value: i128,
         empty: bool,
     ) -> io::Result<()> {
         let result = NumericResult::Integer(value);
@@ -630,7 +631,10 @@ mod tests {
         assert_eq!(format_number(2.5), "2.5");
         assert_eq!(format_number(0.1 + 0.2), "0.30000000000000004");
         assert_eq!(format_number(9_007_199_254_740_991.0), "9007199254740991");
-        assert_eq!(format_number(9_007_199_254_740_992.0), "9007199254740992");
+        assert_eq!(
+            format_number(9_007_199_254_740_992.0),
+            "9.007199254740992e15"
+        );
         assert_eq!(format_number(f64::NAN), "NaN");
         assert_eq!(format_number(f64::INFINITY), "inf");
     }

@@ -40,7 +40,7 @@ pub enum JobResult {
     Number(Option<f64>),
     /// A sum or mean of integers beyond 2^53, exactly ([`window_core::ExactNumeric`]), where
     /// [`JobResult::Number`] would round it.
-    Integer(i64),
+    Integer(i128),
     /// Several numeric aggregates ([`JobAggregate::Several`]), in the job's order, each as
     /// [`window_core::ExactNumeric`] gives it.
     Numbers(Vec<NumericResult>),

@@ -42,11 +42,11 @@ enum Row {
         value: Option<f64>,
         empty: bool,
     },
-    /// A sum or mean of integers beyond 2^53, exactly (`JobResult::Integer`).
+    /// A sum, mean, min or max of integers beyond 2^53, exactly (`JobResult::Integer`).
     Integer {
         key: KeyId,
         bounds: Option<(i64, i64)>,
-        value: i64,
+        value: i128,
     },
     /// A result of several aggregates (boxed: the row stays as small as a single result's).
     Results {

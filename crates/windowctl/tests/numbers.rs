@@ -259,3 +259,42 @@ fn late_elements_and_evicting_windows_keep_exact_integers() {
     assert!(text.contains("a,0,10,9007199254740994"), "{text}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn integer_sums_and_means_stay_exact_through_the_i64_range_in_every_strategy() {
+    // The trial of 2026-12-01: a sum that left the i64 range on the way fell back to a float
+    // for good (i64::MAX + 1 - 2 printed 9.223372036854776e18), so the result depended on the
+    // order of the elements and native and sliced disagreed; the mean divided a rounded sum
+    // (5 + 9007199254740993 + 1 over 3 printed 3002399751580333.5). The sum is an i128 now and
+    // the mean is taken from it: exact, and the same in any order.
+    let dir = scratch("exact-range");
+    let max = i64::MAX;
+    let input = format!(
+        "event_time_ms,key,value\n1,a,{max}\n1,b,5\n1,c,{max}\n1,d,9000000000000000000\n2,a,1\n2,b,9007199254740993\n2,c,{max}\n2,d,9000000000000000000\n3,a,-2\n3,b,1\n3,c,{max}\n"
+    );
+    fs::write(dir.join("in.csv"), input).expect("input");
+    for strategy in ["native", "keywindow", "sliced", "sliced:changes"] {
+        let rows = rows(&dir, "sum,mean,min", strategy, "o.csv");
+        for want in [
+            "a,-10,10,9223372036854775806,3074457345618258602,-2",
+            "b,-10,10,9007199254740999,3002399751580333,1",
+            // Beyond the i64 range: exact digits (no Flink Long holds them).
+            "c,-10,10,27670116110564327421,9223372036854775807,9223372036854775807",
+            "d,-10,10,18000000000000000000,9000000000000000000,9000000000000000000",
+        ] {
+            assert!(
+                rows.contains(&want.to_owned()),
+                "{strategy}: {want} not in {rows:?}"
+            );
+        }
+    }
+    // A float result beyond 2^53 prints with an exponent, so plain digits there are exact.
+    let input = "event_time_ms,key,value\n1,a,9007199254740993\n2,a,0.5\n3,a,-0.5\n";
+    fs::write(dir.join("in.csv"), input).expect("input");
+    let rows = rows(&dir, "sum", "native", "f.csv");
+    assert!(
+        rows.contains(&"a,-10,10,9.007199254740992e15".to_owned()),
+        "{rows:?}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}

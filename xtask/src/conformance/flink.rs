@@ -66,17 +66,23 @@ fn exact(v: Number) -> Value {
     }
 }
 
+/// An exact integer result: a JSON number in the `i64` range (a Flink `Long`), else its digits
+/// as a string (no Flink `Long` holds it).
+fn wide(i: i128) -> Value {
+    i64::try_from(i).map_or_else(|_| json!(i.to_string()), |v| json!(v))
+}
+
 fn result_json(r: &JobResult) -> Value {
     match r {
         JobResult::Number(None) => Value::Null,
         JobResult::Number(Some(v)) => number(*v),
         // A Long sum beyond 2^53, exactly as Flink prints it.
-        JobResult::Integer(i) => json!(i),
+        JobResult::Integer(i) => wide(*i),
         JobResult::Numbers(vs) => Value::Array(
             vs.iter()
                 .map(|v| match *v {
                     NumericResult::Float(v) => v.map_or(Value::Null, number),
-                    NumericResult::Integer(i) => json!(i),
+                    NumericResult::Integer(i) => wide(i),
                 })
                 .collect(),
         ),

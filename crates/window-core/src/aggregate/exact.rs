@@ -2,8 +2,9 @@
 
 use super::{AggregateFunction, Number, NumericAcc, NumericAggregate, NumericStats};
 
-/// The largest integer below which every integer is an `f64`: 2^53.
-const F64_EXACT: u64 = 1 << 53;
+/// 2^53: from here up an `f64` result prints with an exponent (`window_io`), so an exact
+/// integer result of this magnitude is [`NumericResult::Integer`].
+const F64_EXACT: u128 = 1 << 53;
 
 /// What [`ExactNumeric`] gives: the aggregate's `f64` result, or its exact integer where that
 /// lies beyond 2^53 (where an `f64` rounds it).
@@ -12,8 +13,8 @@ pub enum NumericResult {
     /// The result as [`NumericAggregate`] gives it; `None` where it is undefined.
     Float(Option<f64>),
     /// A sum or mean of integers, or the minimum or maximum of [`Number::Int`] values, exactly,
-    /// beyond 2^53 in magnitude.
-    Integer(i64),
+    /// of magnitude 2^53 or more (where `f64` results print with an exponent).
+    Integer(i128),
 }
 
 impl NumericResult {
@@ -84,14 +85,14 @@ impl ExactNumeric {
             NumericAggregate::Sum | NumericAggregate::Mean => self.0.integer_result(acc),
             NumericAggregate::Min | NumericAggregate::Max if acc.count() > 0 => {
                 match acc.extreme() {
-                    Number::Int(i) => Some(i),
+                    Number::Int(i) => Some(i128::from(i)),
                     Number::Float(_) => None,
                 }
             }
             _ => None,
         };
         match exact {
-            Some(i) if i.unsigned_abs() > F64_EXACT => NumericResult::Integer(i),
+            Some(i) if i.unsigned_abs() >= F64_EXACT => NumericResult::Integer(i),
             _ => NumericResult::Float(self.0.get_result(acc)),
         }
     }
@@ -155,7 +156,7 @@ mod tests {
         ];
         assert_eq!(
             result(NumericAggregate::Max, &ints),
-            NumericResult::Integer(int53 + 3)
+            NumericResult::Integer((int53 + 3).into())
         );
         assert_eq!(
             result(NumericAggregate::Min, &ints[..3]),
@@ -166,12 +167,12 @@ mod tests {
                 NumericAggregate::Min,
                 &[Number::Int(-int53 - 5), Number::Int(7)]
             ),
-            NumericResult::Integer(-int53 - 5)
+            NumericResult::Integer((-int53 - 5).into())
         );
-        // Up to 2^53, for fractions, a mean that is no integer, min and max of floats: the
+        // Below 2^53, for fractions, a mean that is no integer, min and max of floats: the
         // plain aggregate's f64.
         for (a, values) in [
-            (NumericAggregate::Sum, vec![two53 - 1.0, 1.0]),
+            (NumericAggregate::Sum, vec![two53 - 2.0, 1.0]),
             (NumericAggregate::Sum, vec![1.5, 2.0]),
             (
                 NumericAggregate::Mean,

@@ -132,7 +132,7 @@ impl NumericAcc {
         if self.count & FLOAT == 0 {
             Number::Int(self.int)
         } else {
-            Number::Float(self.value)
+            Number::Float(self.float())
         }
     }
 
@@ -140,11 +140,12 @@ impl NumericAcc {
     fn set_extreme(&mut self, n: Number) {
         match n {
             Number::Int(i) => {
-                (self.int, self.value) = (i, 0.0);
+                (self.int, self.word) = (i, 0);
                 self.count &= !FLOAT;
             }
             Number::Float(f) => {
-                (self.int, self.value) = (0, f);
+                self.int = 0;
+                self.set_float(f);
                 self.count |= FLOAT;
             }
         }
@@ -168,22 +169,15 @@ impl NumericAcc {
         } else {
             Ordering::Greater
         };
-        if n.partial_cmp(&self.extreme()) == Some(ordering) {
-            self.set_extreme(n);
-        }
-    }
-
-    /// Adds an integer to the sum (without counting it): exactly while the sum is exact.
-    #[inline]
-    pub(super) fn add_int_to_sum(&mut self, i: i64) {
-        if self.count & FLOAT == 0 {
-            if let Some(sum) = self.int.checked_add(i) {
-                self.int = sum;
-                return;
+        let current = self.extreme();
+        match n.partial_cmp(&current) {
+            Some(o) if o == ordering => self.set_extreme(n),
+            // Of equal values the integer stays, whatever the order they came in.
+            Some(Ordering::Equal) if matches!((n, current), (Number::Int(_), Number::Float(_))) => {
+                self.set_extreme(n)
             }
-            self.leave_exact();
+            _ => {}
         }
-        self.add_float(i as f64);
     }
 }
 
@@ -236,8 +230,8 @@ mod tests {
             let n = 1 + (next() % 8) as usize;
             let values: Vec<Number> = (0..n)
                 .map(|_| match next() % 6 {
-                    // Up to 2^59 in magnitude: eight of them sum within the i64 range.
-                    0 => Number::Int((next() >> 4) as i64 - (1 << 59)),
+                    // The whole i64 range: sums beyond it are exact too (an i128).
+                    0 => Number::Int(next() as i64),
                     1 => Number::Int((1 << 53) + (next() % 16) as i64 - 8),
                     2 => Number::Float(((1_u64 << 53) + (next() % 16) * 2) as f64),
                     3 if case % 2 == 0 => Number::Float((next() % 1000) as f64 / 8.0 - 60.0),
@@ -260,30 +254,34 @@ mod tests {
                 let want = match agg {
                     NumericAggregate::Sum if all_ints => {
                         let sum: i128 = values.iter().map(|v| key(*v).0).sum();
-                        match i64::try_from(sum) {
-                            Ok(s) if sum.abs() > two53 => NumericResult::Integer(s),
-                            _ => NumericResult::Float(Some(sum as f64)),
+                        match sum.abs() >= two53 {
+                            true => NumericResult::Integer(sum),
+                            false => NumericResult::Float(Some(sum as f64)),
                         }
                     }
                     // Mixed sums are floats; they are checked by the tests of NumericAcc.
                     NumericAggregate::Sum => continue,
                     _ => {
                         let pick = values.iter().copied().reduce(|a, b| {
-                            // The first of equal values stays, as in the accumulator.
+                            // Of equal values the first stays, but an integer replaces a
+                            // float, as in the accumulator.
                             let better = if agg == NumericAggregate::Min {
                                 Ordering::Less
                             } else {
                                 Ordering::Greater
                             };
-                            if key(b).partial_cmp(&key(a)) == Some(better) {
+                            let o = key(b).partial_cmp(&key(a));
+                            let int_for_float = o == Some(Ordering::Equal)
+                                && matches!((b, a), (Number::Int(_), Number::Float(_)));
+                            if o == Some(better) || int_for_float {
                                 b
                             } else {
                                 a
                             }
                         });
                         match pick.expect("non-empty") {
-                            Number::Int(i) if i128::from(i).abs() > two53 => {
-                                NumericResult::Integer(i)
+                            Number::Int(i) if i128::from(i).abs() >= two53 => {
+                                NumericResult::Integer(i.into())
                             }
                             other => NumericResult::Float(Some(other.as_f64())),
                         }

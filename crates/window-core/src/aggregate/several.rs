@@ -170,7 +170,7 @@ mod tests {
     }
 
     /// A result as bits, so that NaN equals NaN.
-    fn bits(r: NumericResult) -> (Option<u64>, Option<i64>) {
+    fn bits(r: NumericResult) -> (Option<u64>, Option<i128>) {
         match r {
             NumericResult::Float(f) => (f.map(f64::to_bits), None),
             NumericResult::Integer(i) => (None, Some(i)),
