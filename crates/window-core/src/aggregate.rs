@@ -376,7 +376,7 @@ impl AggregateFunction<f64> for NumericAggregate {
         acc.count += 1;
     }
 
-    #[inline]
+    #[inline(always)]
     fn merge(&self, acc: &mut NumericAcc, other: NumericAcc) {
         if other.count() == 0 {
             return;
@@ -412,7 +412,7 @@ impl NumericAggregate {
     /// integer is added to the sum exactly and compared exactly (the maximum of
     /// `9007199254740993` and `9007199254740992` is the first, where their `f64`s are equal); a
     /// float as [`AggregateFunction::add`] adds it. Same accumulator.
-    #[inline]
+    #[inline(always)]
     pub fn add_number(self, acc: &mut NumericAcc, value: Number) {
         match (self, value) {
             (NumericAggregate::Count, _) => {}

@@ -164,6 +164,27 @@ impl NumericAcc {
             self.set_extreme(if n.is_nan() { Number::Float(none) } else { n });
             return;
         }
+        // The common cases, a value of the extreme's kind, inline; a mix apart.
+        match (n, self.count & FLOAT == 0) {
+            (Number::Int(i), true) => {
+                if (min && i < self.int) || (!min && i > self.int) {
+                    self.int = i;
+                }
+            }
+            (Number::Float(f), false) => {
+                // A NaN compares false: skipped.
+                let current = self.float();
+                if (min && f < current) || (!min && f > current) {
+                    self.set_float(f);
+                }
+            }
+            _ => self.add_extreme_mixed(n, min),
+        }
+    }
+
+    /// [`NumericAcc::add_extreme`] of an integer against a float extreme or the reverse.
+    #[inline(never)]
+    fn add_extreme_mixed(&mut self, n: Number, min: bool) {
         let ordering = if min {
             Ordering::Less
         } else {

@@ -18,17 +18,32 @@ impl NumericAcc {
         self.word = v.to_bits();
     }
 
-    /// The exact sum, from its two halves (exact form).
+    /// The exact sum, from its two words (exact form): the float word, as an `i64`, counts
+    /// units of 2^64 and the integer word is added to them, so that a sum that fits an `i64` has
+    /// a float word of 0 (one comparison, [`NumericAcc::small`]).
     #[inline]
     fn exact(&self) -> i128 {
-        (i128::from(self.word as i64) << 64) | i128::from(self.int as u64)
+        (i128::from(self.word as i64) << 64) + i128::from(self.int)
     }
 
     #[inline]
     fn set_exact(&mut self, sum: i128) {
-        // The low 64 bits, and the high 64 bits (arithmetic shift: the sign).
-        self.int = sum as i64;
-        self.word = (sum >> 64) as i64 as u64;
+        match i64::try_from(sum) {
+            Ok(i) => (self.int, self.word) = (i, 0),
+            Err(_) => {
+                // The low 64 bits as an i64; the rest is a multiple of 2^64.
+                let low = sum as i64;
+                self.int = low;
+                self.word = ((sum - i128::from(low)) >> 64) as i64 as u64;
+            }
+        }
+    }
+
+    /// The exact sum where it fits an `i64` (the float word is 0): the common case, taken
+    /// without `i128` arithmetic (an `i128` to `f64` conversion is a library call).
+    #[inline]
+    fn small(&self) -> Option<i64> {
+        (self.word == 0).then_some(self.int)
     }
 
     /// The exact sum, while every value added is an integer of the `i64` range (see the type's
@@ -36,7 +51,7 @@ impl NumericAcc {
     #[must_use]
     #[inline]
     pub fn exact_sum(&self) -> Option<i128> {
-        (self.count & FLOAT == 0).then(|| self.exact())
+        (self.count & FLOAT == 0).then(|| self.small().map_or_else(|| self.exact(), i128::from))
     }
 
     /// Adds `v` to the sum (without counting it).
@@ -58,6 +73,20 @@ impl NumericAcc {
     #[inline]
     pub(super) fn add_int_to_sum(&mut self, i: i64) {
         if self.count & FLOAT == 0 {
+            if let Some(sum) = self.small().and_then(|s| s.checked_add(i)) {
+                self.int = sum;
+                return;
+            }
+        }
+        self.add_int_wide(i);
+    }
+
+    /// [`NumericAcc::add_int_to_sum`] where the sum leaves the `i64` range or is a float: apart,
+    /// so that the common path stays small enough to be inlined into the callers' loops.
+    #[cold]
+    #[inline(never)]
+    fn add_int_wide(&mut self, i: i64) {
+        if self.count & FLOAT == 0 {
             // Cannot overflow below 2^62 elements; if it ever did, the float form goes on.
             if let Some(sum) = self.exact().checked_add(i128::from(i)) {
                 self.set_exact(sum);
@@ -71,7 +100,7 @@ impl NumericAcc {
     /// Leaves the exact form: the float sum starts from the exact sum, rounded once.
     #[inline]
     fn leave_exact(&mut self) {
-        let sum = self.exact() as f64;
+        let sum = self.exact_f64();
         self.int = 0;
         self.set_float(sum);
         self.count |= FLOAT;
@@ -108,14 +137,33 @@ impl NumericAcc {
     /// The float sum times 2^-64, whatever the form.
     fn scaled_sum(&self) -> f64 {
         match self.count & FLAGS {
-            0 => self.exact() as f64 * DOWN,
+            0 => self.exact_f64() * DOWN,
             FLOAT => self.float() * DOWN,
             _ => self.float(),
         }
     }
 
     /// Folds `other`'s sum and count into this one, both non-empty.
+    #[inline]
     pub(super) fn merge_sum(&mut self, other: &NumericAcc) {
+        if (self.count | other.count) & FLAGS == 0 {
+            if let Some(sum) = self
+                .small()
+                .zip(other.small())
+                .and_then(|(a, b)| a.checked_add(b))
+            {
+                self.int = sum;
+                self.count += other.count;
+                return;
+            }
+        }
+        self.merge_wide(other);
+    }
+
+    /// [`NumericAcc::merge_sum`] beyond the `i64` range or of floats (apart, as
+    /// [`NumericAcc::add_int_wide`]).
+    #[inline(never)]
+    fn merge_wide(&mut self, other: &NumericAcc) {
         let count = self.count() + other.count();
         let forms = (self.count | other.count) & FLAGS;
         if forms == 0 {
@@ -138,10 +186,19 @@ impl NumericAcc {
         (self.int, self.count) = (0, count | FLAGS);
     }
 
+    /// The exact sum as an `f64`, rounded once.
+    #[inline]
+    fn exact_f64(&self) -> f64 {
+        match self.small() {
+            Some(s) => s as f64,
+            None => self.exact() as f64,
+        }
+    }
+
     /// The unscaled float sum (exact or float form).
     fn float_sum(&self) -> f64 {
         if self.count & FLOAT == 0 {
-            self.exact() as f64
+            self.exact_f64()
         } else {
             self.float()
         }
@@ -151,7 +208,7 @@ impl NumericAcc {
     #[inline]
     pub(super) fn sum(&self) -> f64 {
         match self.count & FLAGS {
-            0 => self.exact() as f64,
+            0 => self.exact_f64(),
             FLOAT => self.float(),
             _ => self.float() * UP,
         }
@@ -162,7 +219,11 @@ impl NumericAcc {
     pub(super) fn mean(&self) -> f64 {
         let n = self.count();
         match self.count & FLAGS {
-            0 => exact_mean(self.exact(), n),
+            0 => match self.small() {
+                // Both exact as f64: one correctly rounded division, the plain mean's.
+                Some(s) if s.unsigned_abs() < 1 << 53 && n < 1 << 53 => s as f64 / n as f64,
+                _ => exact_mean(self.exact(), n),
+            },
             FLOAT => self.float() / n as f64,
             _ => {
                 let sum = self.float() * UP;
@@ -212,8 +273,13 @@ mod tests {
             i128::from(i64::MAX) * 3,
             i128::from(i64::MIN) * 5,
             1 << 100,
+            -(1 << 100) + 7,
+            i128::from(i64::MAX) + 1,
+            i128::from(i64::MIN) - 1,
         ] {
             acc.set_exact(s);
+            // A sum of the i64 range has a float word of 0 (the fast path).
+            assert_eq!(acc.small().is_some(), i64::try_from(s).is_ok(), "{s}");
             assert_eq!(acc.exact(), s);
         }
     }
