@@ -32,6 +32,16 @@ const INPUT: &str = "event_time_ms,key,value
 
 /// The rows of a run, sorted, without the header and the key-window strategies' `empty`
 /// results (which have no `result`), and without their `empty` column.
+/// Runs `windowctl` in `dir` with `args`, which must succeed.
+fn run_ok(dir: &PathBuf, args: &[&str]) {
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 fn rows(dir: &PathBuf, agg: &str, strategy: &str, output: &str) -> Vec<String> {
     let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
         .current_dir(dir)
@@ -189,20 +199,21 @@ fn integer_values_beyond_2_pow_53_are_read_exactly_in_every_strategy() {
         "{\"event_time_ms\":2,\"key\":\"a\",\"value\":\"1\"}\n",
     );
     fs::write(dir.join("in.jsonl"), json).expect("input");
-    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
-        .current_dir(&dir)
-        .args([
+    run_ok(
+        &dir,
+        &[
             "run",
             "--no-progress",
             "--input",
             "in.jsonl",
             "--window",
             "tumbling:10ms",
-        ])
-        .args(["--agg", "sum", "--output", "json.csv"])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            "--agg",
+            "sum",
+            "--output",
+            "json.csv",
+        ],
+    );
     let text = fs::read_to_string(dir.join("json.csv")).expect("output");
     assert!(text.contains("a,0,10,9007199254740994"), "{text}");
     let _ = fs::remove_dir_all(&dir);
@@ -215,46 +226,46 @@ fn late_elements_and_evicting_windows_keep_exact_integers() {
     let dir = scratch("exact-late");
     let input = "event_time_ms,key,value\n100,a,1\n1,a,9007199254740993\n";
     fs::write(dir.join("in.csv"), input).expect("input");
-    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
-        .current_dir(&dir)
-        .args([
+    run_ok(
+        &dir,
+        &[
             "run",
             "--no-progress",
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
-        ])
-        .args([
             "--out-of-orderness",
             "0",
             "--agg",
             "sum",
             "--output",
             "o.csv",
-        ])
-        .args(["--late-output", "late.csv"])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            "--late-output",
+            "late.csv",
+        ],
+    );
     let late = fs::read_to_string(dir.join("late.csv")).expect("late output");
     assert!(late.contains("1,a,9007199254740993,"), "{late}");
     let input = "event_time_ms,key,value\n1,a,9007199254740993\n2,a,1\n";
     fs::write(dir.join("in.csv"), input).expect("input");
-    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
-        .current_dir(&dir)
-        .args([
+    run_ok(
+        &dir,
+        &[
             "run",
             "--no-progress",
             "--input",
             "in.csv",
             "--window",
             "tumbling:10ms",
-        ])
-        .args(["--evictor", "count:5", "--agg", "sum", "--output", "e.csv"])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            "--evictor",
+            "count:5",
+            "--agg",
+            "sum",
+            "--output",
+            "e.csv",
+        ],
+    );
     let text = fs::read_to_string(dir.join("e.csv")).expect("output");
     assert!(text.contains("a,0,10,9007199254740994"), "{text}");
     let _ = fs::remove_dir_all(&dir);
