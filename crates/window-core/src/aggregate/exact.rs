@@ -86,10 +86,8 @@ impl ExactNumeric {
     pub fn result(&self, acc: &NumericAcc) -> NumericResult {
         let exact = match self.0 {
             // Below 2^53 neither the sum nor the mean is an Integer result: no division.
-            NumericAggregate::Sum | NumericAggregate::Mean => match acc.exact_sum() {
-                Some(s) if s.unsigned_abs() >= F64_EXACT => self.0.integer_result(acc),
-                _ => None,
-            },
+            NumericAggregate::Sum | NumericAggregate::Mean if acc.below_2_53_or_float() => None,
+            NumericAggregate::Sum | NumericAggregate::Mean => self.0.integer_result(acc),
             NumericAggregate::Min | NumericAggregate::Max if acc.count() > 0 => {
                 match acc.extreme() {
                     Number::Int(i) => Some(i128::from(i)),

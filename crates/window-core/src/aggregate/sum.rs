@@ -146,12 +146,9 @@ impl NumericAcc {
     /// Folds `other`'s sum and count into this one, both non-empty.
     #[inline]
     pub(super) fn merge_sum(&mut self, other: &NumericAcc) {
-        if (self.count | other.count) & FLAGS == 0 {
-            if let Some(sum) = self
-                .small()
-                .zip(other.small())
-                .and_then(|(a, b)| a.checked_add(b))
-            {
+        // Both exact and of the i64 range: one test of the flags and the float words.
+        if ((self.count | other.count) & FLAGS) | self.word | other.word == 0 {
+            if let Some(sum) = self.int.checked_add(other.int) {
                 self.int = sum;
                 self.count += other.count;
                 return;
@@ -184,6 +181,13 @@ impl NumericAcc {
         }
         self.set_float(self.scaled_sum() + other.scaled_sum());
         (self.int, self.count) = (0, count | FLAGS);
+    }
+
+    /// Whether the sum (and so the mean) is a float, or exact and below 2^53 in magnitude: no
+    /// exact integer result (one test on the common path of every firing).
+    #[inline(always)]
+    pub(super) fn below_2_53_or_float(&self) -> bool {
+        self.count & FLOAT != 0 || (self.word == 0 && self.int.unsigned_abs() < 1 << 53)
     }
 
     /// The exact sum as an `f64`, rounded once.
