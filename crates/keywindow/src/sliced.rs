@@ -28,13 +28,13 @@
 
 use std::hash::Hash;
 
-use window_core::{AggregateFunction, HeldState, TimeWindow, Timestamp, Window, WindowOutput};
+use window_core::{AggregateFunction, TimeWindow, Timestamp, Window, WindowOutput};
 
 use crate::keys::KeySlots;
 use crate::schedule::FireSchedule;
 use crate::slice_log::{SegmentWindows, SliceLog};
 use crate::two_stacks::TwoStacks;
-use crate::{count_new_windows, InOrderWindows, KeyWindowError, KeyWindowMetrics, SlidingGeometry};
+use crate::{count_new_windows, KeyWindowError, KeyWindowMetrics, SlidingGeometry};
 
 /// Which windows a [`SlicedWindows`] emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -244,6 +244,15 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     batch_limit: usize,
     time: Timestamp,
     live_slices: usize,
+    /// In event time, once elements behind the watermark are taken
+    /// ([`crate::InOrderWindows::accept_behind`]): the allowed lateness (`late`).
+    lateness: Option<i64>,
+    /// With allowed lateness: the fired windows not cleaned up yet, per key (`late`).
+    retained: late::RetainedByKey<F::Acc>,
+    /// Windows in `retained`.
+    retained_windows: usize,
+    /// Idle keys that make a sweep, at least (keys still holding fired windows stay listed).
+    sweep_at: usize,
     metrics: KeyWindowMetrics,
     _element: std::marker::PhantomData<fn(&T)>,
 }
@@ -304,6 +313,10 @@ where
             batch_limit: BATCH_LIMIT,
             time: Timestamp::MIN,
             live_slices: 0,
+            lateness: None,
+            retained: late::RetainedByKey::default(),
+            retained_windows: 0,
+            sweep_at: 0,
             metrics: KeyWindowMetrics::default(),
             _element: std::marker::PhantomData,
         }
@@ -330,11 +343,15 @@ where
         self.live_slices + self.batched_counts().0
     }
 
-    /// Keys currently holding slices or batched elements (keys without either may still be
+    /// Keys currently holding slices, fired windows within the allowed lateness or batched
+    /// elements (keys without any may still be
     /// remembered for a while, see `forget_idle_keys`). Counts by a scan of the key table and
     /// the batch.
     pub fn live_keys(&self) -> usize {
-        let live = self.keys.states().filter(|s| !s.is_idle()).count();
+        let live = self.keys.states().filter(|s| !s.is_idle()).count()
+            + (self.retained.keys())
+                .filter(|slot| self.keys.get(**slot).is_some_and(SliceKey::is_idle))
+                .count();
         // Batched keys not counted above (no state yet, or idle) count too, each once.
         let batched: std::collections::HashSet<&K> = self
             .batch
@@ -543,8 +560,11 @@ where
             self.log = SliceLog::default();
             self.fire = FireSchedule::new(1);
             self.live_slices = 0;
+            self.retained.clear();
+            self.retained_windows = 0;
         }
-        if self.batch.is_empty() && self.idle.len() >= IDLE_SWEEP.max(self.keys.len() / 2) {
+        let sweep = IDLE_SWEEP.max(self.keys.len() / 2).max(self.sweep_at);
+        if self.batch.is_empty() && self.idle.len() >= sweep {
             self.forget_idle_keys();
         }
         self.wake = self.next_wake();
@@ -557,12 +577,19 @@ where
     /// not forgotten and inserted again.
     fn forget_idle_keys(&mut self) {
         let mut idle = std::mem::take(&mut self.idle);
+        let mut kept = Vec::new();
         for slot in idle.drain(..) {
             // Still idle (not back since), and not forgotten already (a key may be listed twice).
             if self.keys.get(slot).is_some_and(SliceKey::is_idle) {
-                self.keys.release_with(slot, |s| &s.key);
+                if self.still_retains(slot) {
+                    kept.push(slot); // fired windows within the lateness: a later sweep
+                } else {
+                    self.keys.release_with(slot, |s| &s.key);
+                }
             }
         }
+        self.sweep_at = 2 * kept.len();
+        idle.append(&mut kept);
         self.idle = idle;
     }
 
@@ -673,9 +700,23 @@ where
         state.next = start
             .checked_add(g.slide())
             .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
-        if let Some(r) = state.aggregate(f) {
+        // With allowed lateness the window's accumulator is kept for late firings (`late`).
+        let lateness = self.lateness.filter(|l| *l > 0);
+        let mut kept = None;
+        if lateness.is_none() {
+            if let Some(r) = state.aggregate(f) {
+                self.metrics.results_emitted += 1;
+                out.result(&state.key, &window, r, window.max_timestamp());
+            }
+        } else if let Some(acc) = state.aggregate_acc(f) {
             self.metrics.results_emitted += 1;
-            out.result(&state.key, &window, r, window.max_timestamp());
+            out.result(
+                &state.key,
+                &window,
+                f.get_result(&acc),
+                window.max_timestamp(),
+            );
+            kept = Some(acc);
         }
         if let Some(n) = state.next {
             let next_index = if start.checked_add(g.slide()) == Some(n) {
@@ -693,6 +734,9 @@ where
         if state.is_idle() {
             self.idle.push(slot);
         }
+        if let (Some(lateness), Some(acc)) = (lateness, kept) {
+            self.retain(slot, start, acc, lateness);
+        }
     }
 
     #[inline]
@@ -709,58 +753,8 @@ where
     }
 }
 
-impl<K, T, F> InOrderWindows<K, T> for SlicedWindows<K, T, F>
-where
-    K: Hash + Eq + Clone,
-    F: AggregateFunction<T>,
-{
-    type Out = F::Out;
-
-    #[inline]
-    fn process<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
-        &mut self,
-        key: K,
-        value: T,
-        time: Timestamp,
-        out: &mut O,
-    ) -> Result<(), KeyWindowError> {
-        SlicedWindows::process(self, key, value, time, out)
-    }
-
-    #[inline]
-    fn advance_time<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
-        &mut self,
-        time: Timestamp,
-        out: &mut O,
-    ) {
-        SlicedWindows::advance_time(self, time, out);
-    }
-
-    fn metrics(&self) -> KeyWindowMetrics {
-        SlicedWindows::metrics(self)
-    }
-
-    fn live_windows(&self) -> usize {
-        SlicedWindows::live_slices(self)
-    }
-
-    fn live_keys(&self) -> usize {
-        SlicedWindows::live_keys(self)
-    }
-
-    fn held(&self) -> HeldState {
-        SlicedWindows::held(self)
-    }
-
-    fn geometry(&self) -> SlidingGeometry {
-        self.geometry
-    }
-
-    fn current_time(&self) -> Timestamp {
-        self.time
-    }
-}
-
+mod in_order;
+mod late;
 mod pending;
 mod snapshot;
 #[cfg(test)]
