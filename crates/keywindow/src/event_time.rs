@@ -6,11 +6,18 @@
 //! advances the processor's time to the same point, which fires every window whose max timestamp
 //! it reached.
 //!
-//! An element at or behind that point when it arrives (`timestamp + allowed_lateness <=
-//! watermark`, Flink's element-lateness rule) is late: it is counted, and sent to the side output
-//! when late data goes there ([`LateDataPolicy::SideOutput`]). With allowed lateness `A`, windows fire once when the
-//! watermark reaches `max_timestamp + A`, with everything that arrived in time: the content of
-//! Flink's last (late) firing, without the earlier partial firings.
+//! A processor that takes elements behind the watermark ([`InOrderWindows::accept_behind`]:
+//! sliced windows emitting every window) gets its time moved to the watermark itself, so windows
+//! fire on time, and every element behind it, at once: it adds each to the windows that have
+//! not fired and fires again those within the allowed lateness, as Flink, and hands back the
+//! late ones (every window cleaned up).
+//!
+//! For the others (key windows, sliced windows emitting changes) an element at or behind that
+//! point when it arrives (`timestamp + allowed_lateness <= watermark`, Flink's element-lateness
+//! rule) is late. Late elements are counted, and sent to the side output when late data goes
+//! there ([`LateDataPolicy::SideOutput`]). With allowed lateness `A`, those processors' windows
+//! fire once when the watermark reaches `max_timestamp + A`, with everything that arrived in
+//! time: the content of Flink's last (late) firing, without the earlier partial firings.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;

@@ -81,8 +81,10 @@ impl<K, A: Clone> SliceKey<K, A> {
         self.closed.len()
     }
 
-    /// Drops the slices that start before `start`; returns how many went.
-    #[inline]
+    /// Drops the slices that start before `start`; returns how many went. Always inlined: every
+    /// firing calls it, and without the hint the compiler stopped inlining it once
+    /// `fire_window` grew (cachegrind: +4 % instructions on the sliced bench rows).
+    #[inline(always)]
     fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
         let mut evicted = self.closed.evict_before(f, start);
         if self.open.as_ref().is_some_and(|o| o.0 < start) {

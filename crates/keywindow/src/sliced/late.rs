@@ -120,7 +120,16 @@ where
         }
         self.metrics.elements += 1;
         self.fold_batch();
-        let slot = self.intern(&key);
+        // Not `self.intern`: a second caller made the compiler stop inlining it into
+        // `fold_batch`, the per-element path (cachegrind); this closure is its own instance.
+        let slot = self.keys.intern(&key, || SliceKey {
+            next: None,
+            open: None,
+            key: key.clone(),
+            closed: crate::two_stacks::TwoStacks::new(),
+            round: 0,
+            native_covered: None,
+        });
         if lateness > 0 && g.window(left).max_timestamp() <= now {
             self.fire_late(slot, &value, left, last, lateness, out);
         }
