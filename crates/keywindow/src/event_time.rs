@@ -201,6 +201,7 @@ where
     {
         self.watermark = watermark;
         let release_to = if self.behind {
+            self.inner.announce_watermark(watermark);
             watermark
         } else {
             time::sub(watermark, self.allowed_lateness)

@@ -220,6 +220,14 @@ pub trait InOrderWindows<K, T> {
         false
     }
 
+    /// Tells a processor that took [`InOrderWindows::accept_behind`] the watermark that the
+    /// elements released next and the time advanced next belong to, so that the windows they
+    /// fire report it, as Flink's operator reports its current watermark (the default ignores
+    /// it: windows report their max timestamp).
+    fn announce_watermark(&mut self, watermark: Timestamp) {
+        let _ = watermark;
+    }
+
     /// Processes an element at `time` at or before the current time (the watermark), once
     /// [`InOrderWindows::accept_behind`] said yes: it joins every window holding `time` that has
     /// not been cleaned up (max timestamp + allowed lateness after the current time); a window

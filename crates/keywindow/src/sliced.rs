@@ -249,6 +249,9 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     /// In event time, once elements behind the watermark are taken
     /// ([`crate::InOrderWindows::accept_behind`]): the allowed lateness (`late`).
     lateness: Option<i64>,
+    /// In event time, once elements behind the watermark are taken: the watermark being
+    /// advanced to, which the windows it fires report ([`crate::InOrderWindows::announce_watermark`]).
+    watermark: Option<Timestamp>,
     /// With allowed lateness: the fired windows not cleaned up yet, per key (`late`).
     retained: late::RetainedByKey<F::Acc>,
     /// Windows in `retained`.
@@ -316,6 +319,7 @@ where
             time: Timestamp::MIN,
             live_slices: 0,
             lateness: None,
+            watermark: None,
             retained: late::RetainedByKey::default(),
             retained_windows: 0,
             sweep_at: 0,
@@ -705,19 +709,16 @@ where
         // With allowed lateness the window's accumulator is kept for late firings (`late`).
         let lateness = self.lateness.filter(|l| *l > 0);
         let mut kept = None;
+        // In event time the watermark that fires it, as Flink reports it; else its max timestamp.
+        let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
         if lateness.is_none() {
             if let Some(r) = state.aggregate(f) {
                 self.metrics.results_emitted += 1;
-                out.result(&state.key, &window, r, window.max_timestamp());
+                out.result(&state.key, &window, r, at);
             }
         } else if let Some(acc) = state.aggregate_acc(f) {
             self.metrics.results_emitted += 1;
-            out.result(
-                &state.key,
-                &window,
-                f.get_result(&acc),
-                window.max_timestamp(),
-            );
+            out.result(&state.key, &window, f.get_result(&acc), at);
             kept = Some(acc);
         }
         if let Some(n) = state.next {

@@ -13,8 +13,9 @@ use window_operator::{Incremental, OperatorConfig, WindowOperator};
 
 type Out = Vec<Emitted<u32, TimeWindow, f64, Option<f64>>>;
 
-/// Results as (key, start, end, value bits), late elements as (key, time).
-type Multisets = (Vec<(u32, i64, i64, Option<u64>)>, Vec<(u32, i64)>);
+/// Results as (key, start, end, value bits, watermark when emitted), late elements as (key,
+/// time, watermark).
+type Multisets = (Vec<(u32, i64, i64, Option<u64>, i64)>, Vec<(u32, i64, i64)>);
 
 struct Rng(u64);
 
@@ -92,7 +93,7 @@ fn sliced(case: Case, steps: &[Step]) -> (Out, u64) {
     (out, s.late_elements())
 }
 
-/// Rows as sortable tuples: results (key, start, end, value bits) and late (key, time).
+/// Rows as sortable tuples ([`Multisets`]).
 fn multisets(out: &Out) -> Multisets {
     let mut rows = Vec::new();
     let mut late = Vec::new();
@@ -102,9 +103,20 @@ fn multisets(out: &Out) -> Multisets {
                 key,
                 window,
                 result,
+                watermark,
+            } => rows.push((
+                *key,
+                window.start(),
+                window.end(),
+                result.map(f64::to_bits),
+                *watermark,
+            )),
+            Emitted::Late {
+                key,
+                timestamp,
+                watermark,
                 ..
-            } => rows.push((*key, window.start(), window.end(), result.map(f64::to_bits))),
-            Emitted::Late { key, timestamp, .. } => late.push((*key, *timestamp)),
+            } => late.push((*key, *timestamp, *watermark)),
             Emitted::Emptied { .. } => panic!("all-windows mode emits no empty results"),
         }
     }
@@ -170,7 +182,11 @@ fn check(case: Case, steps: &[Step], label: &str) {
         // A running mean depends on the order of adds in its last bits.
         assert_eq!(nr.len(), sr.len(), "{label} {case:?}: rows");
         for (a, b) in nr.iter().zip(&sr) {
-            assert_eq!((a.0, a.1, a.2), (b.0, b.1, b.2), "{label} {case:?}");
+            assert_eq!(
+                (a.0, a.1, a.2, a.4),
+                (b.0, b.1, b.2, b.4),
+                "{label} {case:?}"
+            );
             let (x, y) = (f64::from_bits(a.3.unwrap()), f64::from_bits(b.3.unwrap()));
             assert!(
                 (x - y).abs() <= 1e-9 * x.abs().max(1.0),
@@ -217,7 +233,11 @@ fn the_issue_example_adds_a_late_element_to_the_window_that_has_not_fired() {
     let (s, late) = sliced(case, &steps);
     let (rows, late_rows) = multisets(&s);
     let sum = |v: f64| Some(v.to_bits());
-    assert_eq!(rows, [(0, 0, 10, sum(10.0)), (0, 5, 15, sum(110.0))]);
+    let end = i64::MAX;
+    assert_eq!(
+        rows,
+        [(0, 0, 10, sum(10.0), 9), (0, 5, 15, sum(110.0), end)]
+    );
     assert!(late_rows.is_empty());
     assert_eq!(late, 0);
     check(case, &steps, "issue");
@@ -231,9 +251,9 @@ fn the_issue_example_adds_a_late_element_to_the_window_that_has_not_fired() {
     assert_eq!(
         rows,
         [
-            (0, 0, 10, sum(10.0)),
-            (0, 0, 10, sum(110.0)),
-            (0, 5, 15, sum(110.0))
+            (0, 0, 10, sum(10.0), 9),
+            (0, 0, 10, sum(110.0), 9),
+            (0, 5, 15, sum(110.0), end)
         ]
     );
     check(case, &steps, "issue, lateness 3");

@@ -59,6 +59,12 @@ where
         self.time
     }
 
+    fn announce_watermark(&mut self, watermark: Timestamp) {
+        if self.lateness.is_some() {
+            self.watermark = Some(watermark);
+        }
+    }
+
     fn accept_behind(&mut self, allowed_lateness: i64) -> bool {
         SlicedWindows::accept_behind(self, allowed_lateness)
     }

@@ -119,7 +119,12 @@ where
             return Some((key, value)); // every window holding it is cleaned up
         }
         self.metrics.elements += 1;
-        self.fold_batch();
+        let slice_start = TimeWindow::window_start_with_offset(time, self.slice_offset, self.slice);
+        if self.facts.is_some_and(|f| f.start < slice_start) {
+            // The batch's slice is older: fold it first, so that slices stay in time order.
+            // (A batch of the element's slice or a newer one folds after it, as it would.)
+            self.fold_batch();
+        }
         // Not `self.intern`: a second caller made the compiler stop inlining it into
         // `fold_batch`, the per-element path (cachegrind); this closure is its own instance.
         let slot = self.keys.intern(&key, || SliceKey {
