@@ -123,6 +123,7 @@ fn key_label(k: u32) -> String {
 pub(crate) fn groups(plan: &Plan) -> Vec<Group> {
     let mut groups = Vec::new();
     keyed_groups(plan, &mut groups);
+    disorder_group(plan, &mut groups);
     flights_groups(plan, &mut groups);
     flink_groups(plan, &mut groups);
     nexmark_groups(plan, &mut groups);
@@ -228,6 +229,64 @@ fn keyed_groups(plan: &Plan, groups: &mut Vec<Group>) {
             });
         }
     }
+}
+
+/// Elements moved back in time: every tenth element (seeded) by 1 to 2000 ms.
+pub(crate) const DISORDER_MS: i64 = 2_000;
+
+/// The keyed sliding sum over 100k Zipf keys with 10 % of elements out of order (issue #15,
+/// item 4): within the watermark delay (delay 2 s: never behind the watermark), and behind the
+/// watermark with allowed lateness (delay 0, lateness 5 s: each such element joins the windows
+/// that have not fired and fires again those that have), for every strategy.
+fn disorder_group(plan: &Plan, groups: &mut Vec<Group>) {
+    let stream = KeyedStream {
+        keys: 100_000,
+        distribution: KeyDistribution::Zipf { exponent: 1.0 },
+        events_per_ms: 1,
+        seed: 0x15D1_5040,
+    };
+    let mut jobs = Vec::new();
+    for r in [2, 60] {
+        for (what, delay, lateness) in [("in delay", DISORDER_MS, 0), ("late 5s", 0, 5_000)] {
+            jobs.push(Job::Sliding {
+                name: format!("sliding sum 100k zipf r={r} 10% ooo {what}"),
+                spec: SlidingSpec {
+                    size: KEYED_WINDOW_MS,
+                    slide: KEYED_WINDOW_MS / r,
+                    aggregate: NumericAggregate::Sum,
+                    out_of_orderness: delay,
+                    watermark_every: PER_ELEMENT,
+                    allowed_lateness: lateness,
+                },
+                flink: false,
+            });
+        }
+    }
+    let n = plan.keyed_events;
+    groups.push(Group {
+        label: "keyed 100k zipf 10% out of order".to_owned(),
+        note: format!(
+            "100000 Zipf keys, 1 event per ms, values 0..1000, seed {:#x}, then every tenth \
+             element (seeded) moved back by 1..{DISORDER_MS} ms; windows 60 s sliding every \
+             60 s / r; watermark = max time - delay - 1 after every element: delay {DISORDER_MS} \
+             ms (in delay: nothing behind the watermark), or delay 0 with allowed lateness 5 s \
+             (late 5s: the moved elements arrive behind the watermark, within the lateness)",
+            stream.seed
+        ),
+        load: Box::new(move || Ok(displace(stream.generate(n), stream.seed))),
+        jobs,
+    });
+}
+
+/// Moves every tenth element (seeded) back by 1 to [`DISORDER_MS`] ms, in place.
+fn displace(mut events: Vec<GeneratedEvent>, seed: u64) -> Vec<GeneratedEvent> {
+    let mut rng = crate::rng::SplitMix64::new(seed ^ 0xD150);
+    for e in &mut events {
+        if rng.below(10) == 0 {
+            e.0 -= 1 + rng.below(DISORDER_MS as u64) as i64;
+        }
+    }
+    events
 }
 
 /// The flights replays, keyed by tail number and by destination.

@@ -6,11 +6,18 @@
 //! advances the processor's time to the same point, which fires every window whose max timestamp
 //! it reached.
 //!
-//! An element at or behind that point when it arrives (`timestamp + allowed_lateness <=
-//! watermark`, Flink's element-lateness rule) is late: it is counted, and sent to the side output
-//! when late data goes there ([`LateDataPolicy::SideOutput`]). With allowed lateness `A`, windows fire once when the
-//! watermark reaches `max_timestamp + A`, with everything that arrived in time: the content of
-//! Flink's last (late) firing, without the earlier partial firings.
+//! A processor that takes elements behind the watermark ([`InOrderWindows::accept_behind`]:
+//! sliced windows emitting every window) gets its time moved to the watermark itself, so windows
+//! fire on time, and every element behind it, at once: it adds each to the windows that have
+//! not fired and fires again those within the allowed lateness, as Flink, and hands back the
+//! late ones (every window cleaned up).
+//!
+//! For the others (key windows, sliced windows emitting changes) an element at or behind that
+//! point when it arrives (`timestamp + allowed_lateness <= watermark`, Flink's element-lateness
+//! rule) is late. Late elements are counted, and sent to the side output when late data goes
+//! there ([`LateDataPolicy::SideOutput`]). With allowed lateness `A`, those processors' windows
+//! fire once when the watermark reaches `max_timestamp + A`, with everything that arrived in
+//! time: the content of Flink's last (late) firing, without the earlier partial firings.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;
@@ -42,6 +49,9 @@ pub struct EventTime<P, K, T> {
     allowed_lateness: i64,
     late_data: LateDataPolicy,
     late_elements: u64,
+    /// The processor takes elements behind the watermark ([`InOrderWindows::accept_behind`]):
+    /// its time is the watermark, and only elements whose windows are all cleaned up are late.
+    behind: bool,
     /// How the state is written to snapshots, once [`EventTime::with_snapshots`] chose it.
     codec: Option<Codec<Self>>,
 }
@@ -115,9 +125,11 @@ where
 {
     /// Puts the reordering buffer in front of `inner`, with `allowed_lateness` ms (negative is
     /// treated as 0).
-    pub fn wrap(inner: P, allowed_lateness: i64) -> Self {
+    pub fn wrap(mut inner: P, allowed_lateness: i64) -> Self {
+        let behind = inner.accept_behind(allowed_lateness.max(0));
         Self {
             inner,
+            behind,
             in_order: VecDeque::new(),
             buffer: BTreeMap::new(),
             sequence: 0,
@@ -136,11 +148,19 @@ where
         self
     }
 
-    /// Buffers an element, or counts it and returns it as late when `timestamp +
-    /// allowed_lateness <= watermark`.
+    /// Buffers an element, or counts it and returns it as late. A processor that takes
+    /// elements behind the watermark gets those at once, and says which are late; otherwise an
+    /// element is late when `timestamp + allowed_lateness <= watermark`.
     #[inline]
-    fn offer(&mut self, key: K, value: T, timestamp: Timestamp) -> Option<(K, T)> {
-        if time::add(timestamp, self.allowed_lateness) <= self.watermark {
+    fn offer<O>(&mut self, key: K, value: T, timestamp: Timestamp, out: &mut O) -> Option<(K, T)>
+    where
+        O: WindowOutput<K, TimeWindow, T, P::Out> + ?Sized,
+    {
+        if self.behind {
+            if timestamp <= self.watermark {
+                return self.offer_behind(key, value, timestamp, out);
+            }
+        } else if time::add(timestamp, self.allowed_lateness) <= self.watermark {
             self.late_elements += 1;
             return Some((key, value));
         }
@@ -154,6 +174,25 @@ where
         None
     }
 
+    /// An element behind the watermark, to a processor that takes those.
+    #[inline(never)]
+    fn offer_behind<O>(
+        &mut self,
+        key: K,
+        value: T,
+        timestamp: Timestamp,
+        out: &mut O,
+    ) -> Option<(K, T)>
+    where
+        O: WindowOutput<K, TimeWindow, T, P::Out> + ?Sized,
+    {
+        let late = self.inner.process_behind(key, value, timestamp, out);
+        if late.is_some() {
+            self.late_elements += 1;
+        }
+        late
+    }
+
     /// Takes the later watermark `watermark`: releases what it passed and advances the
     /// processor's time (see [`EventTime::process_watermark`]).
     fn release<O>(&mut self, watermark: Timestamp, out: &mut O)
@@ -161,7 +200,12 @@ where
         O: WindowOutput<K, TimeWindow, T, P::Out> + ?Sized,
     {
         self.watermark = watermark;
-        let release_to = time::sub(watermark, self.allowed_lateness);
+        let release_to = if self.behind {
+            self.inner.announce_watermark(watermark);
+            watermark
+        } else {
+            time::sub(watermark, self.allowed_lateness)
+        };
         while let Some((timestamp, key, value)) = self.next_released(release_to) {
             // Released in order and never behind the processor's time (later elements at or
             // behind `release_to` are refused as late), so this cannot fail.
@@ -242,7 +286,7 @@ where
         if let Err(e) = check_timestamp(self.inner.geometry(), timestamp) {
             return Err(Rejected::new(e, key, element));
         }
-        if let Some((key, element)) = self.offer(key, element, timestamp) {
+        if let Some((key, element)) = self.offer(key, element, timestamp, out) {
             if self.late_data == LateDataPolicy::SideOutput {
                 out.late(key, timestamp, element, self.watermark);
             }

@@ -208,6 +208,44 @@ pub trait InOrderWindows<K, T> {
 
     /// The current time.
     fn current_time(&self) -> Timestamp;
+
+    /// Asks the processor to take elements behind its time, as Flink's window operator does
+    /// ([`InOrderWindows::process_behind`]), with `allowed_lateness` ms (at least 0) of late
+    /// firings; returns whether it does. [`EventTime`] asks once: a processor that does gets
+    /// its time moved to the watermark itself and every element behind it; one that does not
+    /// (the default) gets time `watermark - allowed_lateness`, and elements behind that are
+    /// late.
+    fn accept_behind(&mut self, allowed_lateness: i64) -> bool {
+        let _ = allowed_lateness;
+        false
+    }
+
+    /// Tells a processor that took [`InOrderWindows::accept_behind`] the watermark that the
+    /// elements released next and the time advanced next belong to, so that the windows they
+    /// fire report it, as Flink's operator reports its current watermark (the default ignores
+    /// it: windows report their max timestamp).
+    fn announce_watermark(&mut self, watermark: Timestamp) {
+        let _ = watermark;
+    }
+
+    /// Processes an element at `time` at or before the current time (the watermark), once
+    /// [`InOrderWindows::accept_behind`] said yes: it joins every window holding `time` that has
+    /// not been cleaned up (max timestamp + allowed lateness after the current time); a window
+    /// that has fired fires again at once (a late firing, Flink's `EventTimeTrigger` on an
+    /// element behind the watermark). Returns the element when every window holding it is
+    /// cleaned up (or, in a gap between windows, when `time + allowed_lateness <= current
+    /// time`): it is late. The default returns every element. Elements are added out of time
+    /// order: the aggregate must be commutative (every `NumericAggregate` is).
+    fn process_behind<O: WindowOutput<K, TimeWindow, T, Self::Out> + ?Sized>(
+        &mut self,
+        key: K,
+        value: T,
+        time: Timestamp,
+        out: &mut O,
+    ) -> Option<(K, T)> {
+        let _ = (time, out);
+        Some((key, value))
+    }
 }
 
 /// Sliding-window geometry: size, slide and offset in ms, aligned as Flink aligns them.

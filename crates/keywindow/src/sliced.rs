@@ -28,13 +28,13 @@
 
 use std::hash::Hash;
 
-use window_core::{AggregateFunction, HeldState, TimeWindow, Timestamp, Window, WindowOutput};
+use window_core::{AggregateFunction, TimeWindow, Timestamp, Window, WindowOutput};
 
 use crate::keys::KeySlots;
 use crate::schedule::FireSchedule;
 use crate::slice_log::{SegmentWindows, SliceLog};
 use crate::two_stacks::TwoStacks;
-use crate::{count_new_windows, InOrderWindows, KeyWindowError, KeyWindowMetrics, SlidingGeometry};
+use crate::{count_new_windows, KeyWindowError, KeyWindowMetrics, SlidingGeometry};
 
 /// Which windows a [`SlicedWindows`] emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -81,8 +81,9 @@ impl<K, A: Clone> SliceKey<K, A> {
         self.closed.len()
     }
 
-    /// Drops the slices that start before `start`; returns how many went.
-    #[inline]
+    /// Drops the slices that start before `start`; returns how many went. Always inlined
+    /// (every firing calls it; three callers made the compiler keep it apart: cachegrind).
+    #[inline(always)]
     fn evict_before<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
         let mut evicted = self.closed.evict_before(f, start);
         if self.open.as_ref().is_some_and(|o| o.0 < start) {
@@ -244,6 +245,18 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     batch_limit: usize,
     time: Timestamp,
     live_slices: usize,
+    /// In event time, once elements behind the watermark are taken
+    /// ([`crate::InOrderWindows::accept_behind`]): the allowed lateness (`late`).
+    lateness: Option<i64>,
+    /// In event time, once elements behind the watermark are taken: the watermark being
+    /// advanced to, which the windows it fires report ([`crate::InOrderWindows::announce_watermark`]).
+    watermark: Option<Timestamp>,
+    /// With allowed lateness: the fired windows not cleaned up yet, per key (`late`).
+    retained: late::RetainedByKey<F::Acc>,
+    /// Windows in `retained`.
+    retained_windows: usize,
+    /// Idle keys that make a sweep, at least (keys still holding fired windows stay listed).
+    sweep_at: usize,
     metrics: KeyWindowMetrics,
     _element: std::marker::PhantomData<fn(&T)>,
 }
@@ -304,6 +317,11 @@ where
             batch_limit: BATCH_LIMIT,
             time: Timestamp::MIN,
             live_slices: 0,
+            lateness: None,
+            watermark: None,
+            retained: late::RetainedByKey::default(),
+            retained_windows: 0,
+            sweep_at: 0,
             metrics: KeyWindowMetrics::default(),
             _element: std::marker::PhantomData,
         }
@@ -330,11 +348,15 @@ where
         self.live_slices + self.batched_counts().0
     }
 
-    /// Keys currently holding slices or batched elements (keys without either may still be
+    /// Keys currently holding slices, fired windows within the allowed lateness or batched
+    /// elements (keys without any may still be
     /// remembered for a while, see `forget_idle_keys`). Counts by a scan of the key table and
     /// the batch.
     pub fn live_keys(&self) -> usize {
-        let live = self.keys.states().filter(|s| !s.is_idle()).count();
+        let live = self.keys.states().filter(|s| !s.is_idle()).count()
+            + (self.retained.keys())
+                .filter(|slot| self.keys.get(**slot).is_some_and(SliceKey::is_idle))
+                .count();
         // Batched keys not counted above (no state yet, or idle) count too, each once.
         let batched: std::collections::HashSet<&K> = self
             .batch
@@ -543,8 +565,11 @@ where
             self.log = SliceLog::default();
             self.fire = FireSchedule::new(1);
             self.live_slices = 0;
+            self.retained.clear();
+            self.retained_windows = 0;
         }
-        if self.batch.is_empty() && self.idle.len() >= IDLE_SWEEP.max(self.keys.len() / 2) {
+        let sweep = IDLE_SWEEP.max(self.keys.len() / 2).max(self.sweep_at);
+        if self.batch.is_empty() && self.idle.len() >= sweep {
             self.forget_idle_keys();
         }
         self.wake = self.next_wake();
@@ -557,12 +582,19 @@ where
     /// not forgotten and inserted again.
     fn forget_idle_keys(&mut self) {
         let mut idle = std::mem::take(&mut self.idle);
+        let mut kept = Vec::new();
         for slot in idle.drain(..) {
             // Still idle (not back since), and not forgotten already (a key may be listed twice).
             if self.keys.get(slot).is_some_and(SliceKey::is_idle) {
-                self.keys.release_with(slot, |s| &s.key);
+                if self.still_retains(slot) {
+                    kept.push(slot); // fired windows within the lateness: a later sweep
+                } else {
+                    self.keys.release_with(slot, |s| &s.key);
+                }
             }
         }
+        self.sweep_at = 2 * kept.len();
+        idle.append(&mut kept);
         self.idle = idle;
     }
 
@@ -660,6 +692,11 @@ where
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
+        if let Some(lateness) = self.retains() {
+            // The window's accumulator is kept for late firings (`late`).
+            self.fire_window_retaining(slot, index, start, lateness, out);
+            return;
+        }
         let g = self.geometry;
         let f = &self.function;
         let Some(state) = self.keys.get_mut(slot) else {
@@ -675,7 +712,9 @@ where
             .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
         if let Some(r) = state.aggregate(f) {
             self.metrics.results_emitted += 1;
-            out.result(&state.key, &window, r, window.max_timestamp());
+            // In event time the watermark that fires it, as Flink reports it.
+            let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
+            out.result(&state.key, &window, r, at);
         }
         if let Some(n) = state.next {
             let next_index = if start.checked_add(g.slide()) == Some(n) {
@@ -709,58 +748,8 @@ where
     }
 }
 
-impl<K, T, F> InOrderWindows<K, T> for SlicedWindows<K, T, F>
-where
-    K: Hash + Eq + Clone,
-    F: AggregateFunction<T>,
-{
-    type Out = F::Out;
-
-    #[inline]
-    fn process<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
-        &mut self,
-        key: K,
-        value: T,
-        time: Timestamp,
-        out: &mut O,
-    ) -> Result<(), KeyWindowError> {
-        SlicedWindows::process(self, key, value, time, out)
-    }
-
-    #[inline]
-    fn advance_time<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
-        &mut self,
-        time: Timestamp,
-        out: &mut O,
-    ) {
-        SlicedWindows::advance_time(self, time, out);
-    }
-
-    fn metrics(&self) -> KeyWindowMetrics {
-        SlicedWindows::metrics(self)
-    }
-
-    fn live_windows(&self) -> usize {
-        SlicedWindows::live_slices(self)
-    }
-
-    fn live_keys(&self) -> usize {
-        SlicedWindows::live_keys(self)
-    }
-
-    fn held(&self) -> HeldState {
-        SlicedWindows::held(self)
-    }
-
-    fn geometry(&self) -> SlidingGeometry {
-        self.geometry
-    }
-
-    fn current_time(&self) -> Timestamp {
-        self.time
-    }
-}
-
+mod in_order;
+mod late;
 mod pending;
 mod snapshot;
 #[cfg(test)]

@@ -85,7 +85,9 @@ impl<A: Clone> TwoStacks<A> {
         (!self.items.is_empty()).then_some(self.newest)
     }
 
-    /// Drops every slice starting before `start`; returns how many went.
+    /// Drops every slice starting before `start`; returns how many went. The common case,
+    /// nothing to drop, is one comparison, inlined into the firing; the eviction is not.
+    #[inline(always)]
     pub(crate) fn evict_before<T, F: AggregateFunction<T, Acc = A>>(
         &mut self,
         f: &F,
@@ -94,6 +96,12 @@ impl<A: Clone> TwoStacks<A> {
         if self.oldest >= start {
             return 0; // the common case: the buffer is not touched
         }
+        self.evict(f, start)
+    }
+
+    /// [`Self::evict_before`] when something goes.
+    #[inline(never)]
+    fn evict<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
         let mut evicted = 0;
         while self.items.front().is_some_and(|e| e.0 < start) {
             if self.front == 0 {
@@ -119,6 +127,65 @@ impl<A: Clone> TwoStacks<A> {
             None
         };
         evicted
+    }
+
+    /// Adds `value` to the entry starting at `start`, inserting that entry if there is none
+    /// (an element behind the watermark, `crate::sliced`'s late path); returns whether it was
+    /// inserted. `add` is applied out of time order, so the aggregate must be commutative (every
+    /// `NumericAggregate` is).
+    ///
+    /// Cost: a binary search, then O(1) `add`s for an entry of the back stack (the newer
+    /// part, where a slightly late element usually lands); for an entry of the front stack at
+    /// position `i` (oldest first), `i + 1` `add`s, as every suffix aggregate from the oldest up
+    /// to it holds it. An insert also moves the entries on one side of it (a `VecDeque`).
+    pub(crate) fn add_at<T, F: AggregateFunction<T, Acc = A>>(
+        &mut self,
+        f: &F,
+        start: i64,
+        value: &T,
+    ) -> bool {
+        let found = self.items.binary_search_by_key(&start, |e| e.0);
+        let inserted = match found {
+            Ok(i) if i >= self.front => {
+                f.add(&mut self.items[i].1, value);
+                if let Some(agg) = self.back_agg.as_mut() {
+                    f.add(agg, value);
+                }
+                false
+            }
+            Ok(i) => {
+                for e in self.items.range_mut(..=i) {
+                    f.add(&mut e.1, value);
+                }
+                false
+            }
+            Err(i) => {
+                let mut acc = f.create_accumulator();
+                f.add(&mut acc, value);
+                if i >= self.front {
+                    match self.back_agg.as_mut() {
+                        Some(agg) => f.add(agg, value),
+                        None => self.back_agg = Some(acc.clone()),
+                    }
+                } else {
+                    // Its suffix aggregate: itself and every newer front entry, which the
+                    // entry now at `i` holds; every older suffix takes the value too.
+                    f.merge(&mut acc, self.items[i].1.clone());
+                    for e in self.items.range_mut(..i) {
+                        f.add(&mut e.1, value);
+                    }
+                    self.front += 1;
+                }
+                self.items.insert(i, (start, acc));
+                true
+            }
+        };
+        self.oldest = self.items.front().map_or(i64::MAX, |e| e.0);
+        self.newest = self.items.back().map_or(i64::MIN, |e| e.0);
+        if self.front > 0 {
+            self.front_agg = self.items.front().map(|e| e.1.clone());
+        }
+        inserted
     }
 
     /// The aggregate of every slice, merged into `into`.
@@ -235,6 +302,71 @@ mod tests {
             assert_eq!(s.len(), fifo.len());
             assert_eq!(s.is_empty(), fifo.is_empty());
             assert_eq!(s.newest_start(), fifo.last().map(|e| e.0));
+        }
+    }
+
+    #[test]
+    fn out_of_order_adds_match_a_plain_map_of_slices() {
+        // Pushes in order, evictions, and adds at random earlier starts (existing or new
+        // entries, in the front or the back, below the oldest too), for max and an exact sum.
+        for f in [NumericAggregate::Max, NumericAggregate::Sum] {
+            let mut s = TwoStacks::new();
+            let mut slices: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
+            let mut seed = 99_u64;
+            let mut next = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            let (mut inserted, mut in_front) = (0, 0);
+            for step in 0..6000_i64 {
+                let r = next();
+                let v = (r % 1000) as f64;
+                match r % 5 {
+                    0 | 1 => {
+                        let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
+                        AggregateFunction::<f64>::add(&f, &mut acc, &v);
+                        s.push(&f, 2 * step, acc);
+                        slices.insert(2 * step, vec![v]);
+                    }
+                    2 | 3 => {
+                        let start = 2 * step - (next() % 60) as i64;
+                        in_front += usize::from(
+                            s.items
+                                .iter()
+                                .position(|e| e.0 >= start)
+                                .unwrap_or(usize::MAX)
+                                < s.front,
+                        );
+                        let new = !slices.contains_key(&start);
+                        assert_eq!(s.add_at(&f, start, &v), new, "step {step}");
+                        inserted += usize::from(new);
+                        slices.entry(start).or_default().push(v);
+                    }
+                    _ => {
+                        let cut = 2 * step - (next() % 50) as i64;
+                        let before = slices.len();
+                        slices.retain(|k, _| *k >= cut);
+                        assert_eq!(s.evict_before(&f, cut), before - slices.len());
+                    }
+                }
+                let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
+                s.merge_into(&f, &mut acc);
+                let all = slices.values().flatten().copied();
+                let expected = match f {
+                    _ if slices.is_empty() => AggregateFunction::<f64>::get_result(
+                        &f,
+                        &AggregateFunction::<f64>::create_accumulator(&f),
+                    ),
+                    NumericAggregate::Max => all.reduce(f64::max),
+                    _ => all.reduce(|a, b| a + b),
+                };
+                assert_eq!(AggregateFunction::<f64>::get_result(&f, &acc), expected);
+                assert_eq!(s.len(), slices.len());
+                assert_eq!(s.newest_start(), slices.keys().next_back().copied());
+            }
+            assert!(inserted > 500 && in_front > 500, "{inserted} {in_front}");
         }
     }
 }

@@ -162,6 +162,12 @@ where
     K: JobKey,
     V: Visitor<K, Number, AnyWindow, JobResult>,
 {
+    if spec.strategy == Strategy::Auto {
+        // The fastest strategy with the native output, for this job.
+        let mut resolved = spec.clone();
+        resolved.strategy = spec.auto_strategy();
+        return build_with(&resolved, visitor);
+    }
     let visitor = KeyedOrAll {
         visitor,
         all: spec.window_all,
@@ -418,7 +424,8 @@ where
         return Err(syntax(
             "strategy",
             name,
-            "key windows and sliced windows fire at the window end: no other trigger, no evictor",
+            "key windows and sliced windows fire at the window end: no other trigger, no evictor \
+             (strategy auto or native runs this job on the native operator)",
         ));
     }
     let keeps_elements = || {

@@ -254,9 +254,10 @@ fn several_aggregates(s: &str) -> Result<JobAggregate, SpecError> {
 impl FromStr for Strategy {
     type Err = SpecError;
 
-    /// `native`, `keywindow`, `sliced` (every window) or `sliced:changes`.
+    /// `auto`, `native`, `keywindow`, `sliced` (every window) or `sliced:changes`.
     fn from_str(s: &str) -> Result<Self, SpecError> {
         match s {
+            "auto" => Ok(Strategy::Auto),
             "native" => Ok(Strategy::Native),
             "keywindow" => Ok(Strategy::KeyWindow),
             "sliced" | "sliced:all" => Ok(Strategy::Sliced(EmitMode::AllWindows)),
@@ -264,7 +265,7 @@ impl FromStr for Strategy {
             _ => Err(syntax(
                 "strategy",
                 s,
-                "expected native, keywindow, sliced or sliced:changes",
+                "expected auto, native, keywindow, sliced or sliced:changes",
             )),
         }
     }

@@ -268,6 +268,45 @@ impl JobSpec {
         }
     }
 
+    /// The strategy [`Strategy::Auto`] stands for in this job: sliced windows emitting every
+    /// window (`docs/sliced.md`; the native operator's rows, at a cost per element that does not
+    /// grow with size / slide) for sliding windows in event time with the default trigger, no
+    /// evictor, an incremental aggregate (not `list` or `elements`), lateness of at least 0 and
+    /// window parameters sliced windows take (valid, at most
+    /// `window_assigners::MAX_WINDOWS_PER_ELEMENT` windows per element, size + slide below
+    /// `i64::MAX / 8`, no more windows per element than `max_window_states`); the native
+    /// operator for everything else
+    /// (processing time included: its wall-clock firings are the operator's own). Any other
+    /// strategy is returned as it is.
+    #[must_use]
+    pub fn auto_strategy(&self) -> Strategy {
+        if self.strategy != Strategy::Auto {
+            return self.strategy;
+        }
+        // Parameters sliced windows refuse go to the native operator, which names Flink's rule.
+        let sliced = matches!(self.window, WindowSpec::Sliding { size, slide, offset }
+        if keywindow::SlidingGeometry::new(size, slide, offset).is_ok()
+            && size.checked_add(slide).is_some_and(|w| w <= i64::MAX / 8)
+            && window_assigners::windows_per_element(size, slide)
+                <= window_assigners::MAX_WINDOWS_PER_ELEMENT
+            // One element's windows over the limit on window states: the native operator
+            // refuses it, and so does auto (sliced windows would emit them all).
+            && self.max_window_states.is_none_or(|limit| {
+                u64::try_from(window_assigners::windows_per_element(size, slide))
+                    .is_ok_and(|n| n <= limit as u64)
+            }))
+            && self.trigger == TriggerSpec::Default
+            && self.evictor.is_none()
+            && !matches!(self.aggregate, JobAggregate::List | JobAggregate::Elements)
+            && self.time == TimeDomain::EventTime
+            && self.allowed_lateness >= 0;
+        if sliced {
+            Strategy::Sliced(EmitMode::AllWindows)
+        } else {
+            Strategy::Native
+        }
+    }
+
     /// A job from JSON (a job file, or a conformance case's `input` without its events).
     ///
     /// # Errors
@@ -293,12 +332,18 @@ impl JobSpec {
     }
 }
 
-/// How sliding windows are computed. As text: `native`, `keywindow`, `sliced` (also
-/// `sliced:all`), `sliced:changes`.
+/// How sliding windows are computed. As text: `auto`, `native`, `keywindow`, `sliced` (also
+/// `sliced:all`), `sliced:changes`. A job file without a strategy gets [`Strategy::Auto`]
+/// (the default); [`JobSpec::new`] starts from [`Strategy::Native`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Strategy {
-    /// Flink's operator: every window of every element is materialised.
+    /// The fastest strategy whose output is the native operator's ([`JobSpec::auto_strategy`]):
+    /// sliced windows emitting every window for a sliding-window job in event time with the
+    /// default trigger, no evictor and an incremental aggregate; the native operator otherwise.
+    /// Resolved when the job is built.
     #[default]
+    Auto,
+    /// Flink's operator: every window of every element is materialised.
     Native,
     /// Key windows (`docs/keywindow.md`): two windows per element, output on change, an empty
     /// result when a key's window becomes empty. Sliding windows with numeric aggregates and
@@ -333,17 +378,19 @@ impl Strategy {
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
+            Strategy::Auto => "auto",
             Strategy::Native => "native",
             Strategy::KeyWindow => "keywindow",
             Strategy::Sliced(_) => "sliced",
         }
     }
 
-    /// The key-window or sliced strategy, `None` for the native operator.
+    /// The key-window or sliced strategy, `None` for the native operator (and for
+    /// [`Strategy::Auto`], which a job resolves first: [`JobSpec::auto_strategy`]).
     #[must_use]
     pub fn ordered(self) -> Option<OrderedKind> {
         match self {
-            Strategy::Native => None,
+            Strategy::Auto | Strategy::Native => None,
             Strategy::KeyWindow => Some(OrderedKind::KeyWindows),
             Strategy::Sliced(emit) => Some(OrderedKind::Sliced(emit)),
         }

@@ -144,7 +144,10 @@ fn a_conformance_case_input_is_a_job_spec() {
     });
     expected.allowed_lateness = 20;
     expected.late_data = window_core::LateDataPolicy::SideOutput;
+    // No strategy given: auto (which is the native operator for this job).
+    expected.strategy = Strategy::Auto;
     assert_eq!(spec, expected);
+    assert_eq!(spec.auto_strategy(), Strategy::Native);
     // The canonical form reads back as the same job.
     assert_eq!(JobSpec::from_json(&spec.canonical()).unwrap(), spec);
 }

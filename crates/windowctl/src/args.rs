@@ -169,21 +169,25 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value = "default", value_name = "SPEC")]
     pub(crate) trigger: TriggerSpec,
 
-    /// How sliding windows are computed: native (Flink's operator: every window of every
+    /// How sliding windows are computed: auto (the default: sliced for sliding windows in event
+    /// time with the default trigger, no evictor and count, sum, min, max or mean; native
+    /// otherwise); native (Flink's operator: every window of every
     /// element, a result per non-empty window); keywindow (two windows per element, a result
     /// only where it changes, plus one result with `empty` = true when a key's window becomes
     /// empty; output gets an `empty` column); sliced (per-key partial aggregates of non-empty
     /// slices: the native output's rows (sums and means may differ in the last digits: partial
     /// sums are added in another order), at a cost that does not grow with size/slide; rows of
     /// one watermark step may come in another order, as across keys in Flink); sliced:changes
-    /// (sliced, with the keywindow output; also sliced --emit changes). sliced:all is sliced. keywindow and sliced need elements in time order:
-    /// in event time an element behind the watermark is late for them (Flink would still add it
-    /// to its windows that have not fired), so give --out-of-orderness enough room for the
-    /// input's disorder. See docs/keywindow.md and docs/sliced.md.
+    /// (sliced, with the keywindow output; also sliced --emit changes). sliced:all is sliced.
+    /// sliced takes an element behind the watermark as Flink does (into the windows that have
+    /// not fired; with --allowed-lateness, fired windows fire again); keywindow and
+    /// sliced:changes need elements in time order: in event time an element behind the
+    /// watermark is late for them, so give --out-of-orderness enough room for the input's
+    /// disorder. See docs/keywindow.md and docs/sliced.md.
     #[arg(
         long,
-        default_value = "native",
-        value_name = "native|keywindow|sliced|sliced:changes"
+        default_value = "auto",
+        value_name = "auto|native|keywindow|sliced|sliced:changes"
     )]
     pub(crate) strategy: StrategyArg,
 

@@ -40,7 +40,7 @@ pub(crate) const DICTIONARY_KEY_BYTES: usize = 96;
 /// What one window state is called for `strategy`, in messages and the summary.
 pub(crate) fn unit(strategy: Strategy) -> &'static str {
     match strategy {
-        Strategy::Native => "window state",
+        Strategy::Auto | Strategy::Native => "window state",
         Strategy::KeyWindow => "key window",
         Strategy::Sliced(_) => "slice",
     }
@@ -162,7 +162,7 @@ impl Bounded {
             Strategy::Sliced(engine::keywindow::EmitMode::Changes) => "--strategy sliced:changes",
             Strategy::Sliced(_) => "--strategy sliced",
             Strategy::KeyWindow => "--strategy keywindow",
-            Strategy::Native => "the native operator",
+            Strategy::Auto | Strategy::Native => "the native operator",
         }
     }
 
@@ -177,7 +177,7 @@ impl Bounded {
             );
         }
         match self.strategy {
-            Strategy::Native => advice.push_str(
+            Strategy::Auto | Strategy::Native => advice.push_str(
                 "for sliding windows --strategy sliced:changes or keywindow hold far fewer \
                  states; ",
             ),

@@ -320,6 +320,9 @@ fn apply_computation(spec: &mut JobSpec, args: &RunArgs, o: Origins<'_>) -> Resu
     if o.flag_applies(MAX_WINDOW_STATES) {
         spec.max_window_states = Some(args.max_window_states);
     }
+    // `auto` (the default): the strategy it stands for in this job, so that what follows
+    // (summary, memory bounds, checkpoints) names the one that runs.
+    spec.strategy = spec.auto_strategy();
     Ok(())
 }
 
@@ -429,6 +432,9 @@ fn strategy_with_emit(arg: StrategyArg, emit: Option<EmitChoice>) -> Result<Stra
     let strategy = arg.strategy;
     Ok(match (strategy, emit) {
         (s, None) => s,
+        // Changes are emitted by sliced windows (or key windows) only.
+        (Strategy::Auto, Some(EmitChoice::Changes)) => Strategy::Sliced(EmitMode::Changes),
+        (Strategy::Auto, Some(EmitChoice::All)) => strategy,
         (Strategy::Sliced(EmitMode::AllWindows), Some(EmitChoice::Changes))
             if arg.spelled_output =>
         {

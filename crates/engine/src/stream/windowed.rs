@@ -229,7 +229,8 @@ where
 
 impl<K, T> WindowedStream<K, T, SlidingWindows, TimeTrigger> {
     /// How the sliding windows are computed: Flink's operator ([`Strategy::Native`]), key
-    /// windows, or sliced windows (`docs/keywindow.md`, `docs/sliced.md`). Only sliding windows
+    /// windows, or sliced windows (`docs/keywindow.md`, `docs/sliced.md`); [`Strategy::Auto`]
+    /// picks sliced windows in event time without an evictor, the operator otherwise. Only sliding windows
     /// with their default trigger and no evictor have the choice; the result is a stream that
     /// can only be aggregated.
     pub fn strategy(self, strategy: Strategy) -> StrategyStream<K, T> {
@@ -271,7 +272,17 @@ where
         F::Out: 'static,
     {
         let w = self.windowed;
-        let Some(kind) = self.strategy.ordered() else {
+        let event_time =
+            WindowAssigner::<T>::time_domain(&w.assigner) != Some(TimeDomain::ProcessingTime);
+        let strategy = match self.strategy {
+            // As `JobSpec::auto_strategy`: sliced windows where they give the native output.
+            Strategy::Auto if w.evictor.is_none() && event_time => {
+                Strategy::Sliced(keywindow::EmitMode::AllWindows)
+            }
+            Strategy::Auto => Strategy::Native,
+            s => s,
+        };
+        let Some(kind) = strategy.ordered() else {
             return w.aggregate(function);
         };
         if w.evictor.is_some() {

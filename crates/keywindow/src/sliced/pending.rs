@@ -44,19 +44,25 @@ where
         (slices, native)
     }
 
-    /// Slices held (folded ones), elements batched, keys held (idle ones a sweep has not
-    /// forgotten yet included). Bytes: per key its state and slot, per slice two partial
-    /// aggregates (the two-stacks keeps a suffix aggregate beside each) and a log or schedule
-    /// entry, per batched element its size. O(1).
+    /// Slices held (folded ones) and fired windows kept for late firings, elements batched,
+    /// keys held (idle ones a sweep has not forgotten yet included). Bytes: per key its state
+    /// and slot, per slice two partial aggregates (the two-stacks keeps a suffix aggregate
+    /// beside each) and a log or schedule entry, per kept window its accumulator, per batched
+    /// element its size. O(1).
     pub fn held(&self) -> HeldState {
         let key = size_of::<SliceKey<K, F::Acc>>() + size_of::<(K, u32)>() + 2 * MAP_ENTRY_OVERHEAD;
         let slice = 2 * size_of::<(i64, F::Acc)>() + size_of::<(Timestamp, u32, i64)>();
         let (windows, elements, keys) = (self.live_slices, self.batch.len(), self.keys.len());
+        // Fired windows kept for late firings (allowed lateness): an entry each, and a map
+        // entry per key holding some.
+        let retained = self.retained_windows * size_of::<(i64, F::Acc)>()
+            + self.retained.len()
+                * (size_of::<(u32, super::late::Retained<F::Acc>)>() + MAP_ENTRY_OVERHEAD);
         HeldState {
-            windows,
+            windows: windows + self.retained_windows,
             elements,
             keys,
-            bytes: keys * key + windows * slice + elements * size_of::<(K, T)>(),
+            bytes: keys * key + windows * slice + elements * size_of::<(K, T)>() + retained,
         }
     }
 }

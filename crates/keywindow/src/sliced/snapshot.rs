@@ -2,7 +2,8 @@
 //! closed slices (the two-stacks aggregator as it is), its next window and firing round; the
 //! firing schedule (all windows) or the slice log (changes) in firing order; the elements still
 //! batched; the time, the due-window cache, the wake time, the idle keys and the counters (see
-//! [`crate::snapshot`]). The live slice count is counted again from the keys.
+//! [`crate::snapshot`]); with allowed lateness the fired windows kept for late firings, by key
+//! slot. The live slice count is counted again from the keys.
 //!
 //! The cache, the wake time and the idle list decide *when* batches fold and idle keys are
 //! forgotten, which decides which slot a returning key gets: they are kept so that the restored
@@ -14,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use window_core::{AggregateFunction, SnapshotError, Timestamp};
 
+use super::late::{Retained, RetainedByKey};
 use super::{EmitMode, SliceFacts, SliceKey, SlicedWindows};
 use crate::keys::{KeySlots, Keyed};
 use crate::schedule::FireSchedule;
@@ -44,6 +46,8 @@ struct StateRef<'a, K, T, A> {
     batch: &'a [(K, T)],
     time: Timestamp,
     metrics: KeyWindowMetrics,
+    retained: Vec<(u32, &'a Retained<A>)>,
+    sweep_at: usize,
 }
 
 #[derive(Deserialize)]
@@ -63,6 +67,8 @@ struct StateOwned<K, T, A> {
     batch: Vec<(K, T)>,
     time: Timestamp,
     metrics: KeyWindowMetrics,
+    retained: Vec<(u32, Retained<A>)>,
+    sweep_at: usize,
 }
 
 impl<K, T, F> SlicedWindows<K, T, F>
@@ -104,6 +110,13 @@ where
             batch: &self.batch,
             time: self.time,
             metrics: self.metrics,
+            retained: {
+                // By slot, so that equal states write equal bytes.
+                let mut r: Vec<_> = self.retained.iter().map(|(s, w)| (*s, w)).collect();
+                r.sort_unstable_by_key(|e| e.0);
+                r
+            },
+            sweep_at: self.sweep_at,
         };
         snapshot::write(out, &self.header(), &state)
     }
@@ -114,6 +127,16 @@ where
         if !state.batch.is_empty() && state.facts.is_none() {
             return Err(SnapshotError::Invalid(format!(
                 "{KIND} snapshot torn: batched elements without their slice"
+            )));
+        }
+        let torn = state.retained.iter().any(|(slot, w)| {
+            state.keys.get(*slot).is_none()
+                || w.is_empty()
+                || w.iter().zip(w.iter().skip(1)).any(|(a, b)| a.0 >= b.0)
+        });
+        if torn {
+            return Err(SnapshotError::Invalid(format!(
+                "{KIND} snapshot torn: fired windows of no key or out of order"
             )));
         }
         self.live_slices = state
@@ -136,6 +159,12 @@ where
         self.batch_slots.clear();
         self.time = state.time;
         self.metrics = state.metrics;
+        self.retained_windows = state.retained.iter().map(|(_, w)| w.len()).sum();
+        self.retained = state
+            .retained
+            .into_iter()
+            .collect::<RetainedByKey<F::Acc>>();
+        self.sweep_at = state.sweep_at;
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::test_output::{KeyWindowResult, Rows};
+use crate::InOrderWindows;
 use window_core::NumericAggregate;
 
 /// The layout `SliceKey`'s documentation describes, for a numeric aggregate: the firing's
