@@ -3,7 +3,7 @@
 //! explicit sliced strategy with a trigger or evictor is refused naming `auto` and `native`.
 
 use window_assigners::TimeDomain;
-use window_core::{Emitted, LateDataPolicy, MAX_WATERMARK};
+use window_core::{Emitted, LateDataPolicy, Number, MAX_WATERMARK};
 use window_job::{build, JobSpec, Strategy, WindowSpec};
 
 const SLIDING: WindowSpec = WindowSpec::Sliding {
@@ -74,7 +74,7 @@ fn rows(spec: &JobSpec) -> Vec<String> {
         seed ^= seed << 17;
         let t = (seed % 400) as i64 + max.max(0) / 2;
         let key = format!("k{}", (seed >> 10) % 3);
-        op.process_element(key, ((seed >> 20) % 50) as f64, t, &mut out)
+        op.process_element(key, Number::Int(((seed >> 20) % 50) as i64), t, &mut out)
             .unwrap();
         max = max.max(t);
         op.process_watermark(max - 10, &mut out);
