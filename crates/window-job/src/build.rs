@@ -30,7 +30,7 @@ use window_operator::{
 };
 use window_triggers::{AnyTrigger, CountTrigger, EventTimeTrigger, Trigger};
 
-use crate::parts::{TriggerSpec, WindowSpec};
+use crate::parts::WindowSpec;
 use crate::spec::{syntax, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy};
 
 /// A window's result in a job.
@@ -420,7 +420,7 @@ where
             "key windows and sliced windows apply to sliding windows only",
         ));
     };
-    if spec.trigger != TriggerSpec::Default || spec.evictor.is_some() {
+    if !spec.trigger.is_default_for(spec.time) || spec.evictor.is_some() {
         return Err(syntax(
             "strategy",
             name,

@@ -211,6 +211,20 @@ pub enum TriggerSpec {
 }
 
 impl TriggerSpec {
+    /// Whether this is the default trigger of time windows in `domain`: [`TriggerSpec::Default`],
+    /// or Flink's `EventTimeTrigger` / `ProcessingTimeTrigger` named for their own domain (what
+    /// `SlidingEventTimeWindows` and `SlidingProcessingTimeWindows` return as their default), so
+    /// that key windows and sliced windows take a job that spells the default out.
+    #[must_use]
+    pub fn is_default_for(&self, domain: TimeDomain) -> bool {
+        matches!(
+            (self, domain),
+            (TriggerSpec::Default, _)
+                | (TriggerSpec::EventTime, TimeDomain::EventTime)
+                | (TriggerSpec::ProcessingTime, TimeDomain::ProcessingTime)
+        )
+    }
+
     /// The trigger, given the assigner's default and the job's time domain.
     ///
     /// # Errors

@@ -295,7 +295,7 @@ impl JobSpec {
                 u64::try_from(window_assigners::windows_per_element(size, slide))
                     .is_ok_and(|n| n <= limit as u64)
             }))
-            && self.trigger == TriggerSpec::Default
+            && self.trigger.is_default_for(self.time)
             && self.evictor.is_none()
             && !matches!(self.aggregate, JobAggregate::List | JobAggregate::Elements)
             && self.time == TimeDomain::EventTime
@@ -381,7 +381,8 @@ impl Strategy {
             Strategy::Auto => "auto",
             Strategy::Native => "native",
             Strategy::KeyWindow => "keywindow",
-            Strategy::Sliced(_) => "sliced",
+            Strategy::Sliced(EmitMode::AllWindows) => "sliced",
+            Strategy::Sliced(EmitMode::Changes) => "sliced:changes",
         }
     }
 

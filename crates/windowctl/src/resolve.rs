@@ -15,7 +15,7 @@ use clap::parser::ValueSource;
 use clap::ArgMatches;
 use engine::core::NumericAggregate;
 use engine::job::duration::parse_duration;
-use engine::job::{IoSpec, JobAggregate, JobSpec, Strategy, WatermarkSpec};
+use engine::job::{IoSpec, JobAggregate, JobSpec, Strategy, WatermarkSpec, WindowSpec};
 use engine::keywindow::EmitMode;
 
 use crate::args::{EmitChoice, RunArgs, StrategyArg, DEFAULT_MAX_WINDOW_STATES};
@@ -313,6 +313,15 @@ fn apply_computation(spec: &mut JobSpec, args: &RunArgs, o: Origins<'_>) -> Resu
             spelled_output: false,
         };
         spec.strategy = strategy_with_emit(arg, args.emit)?;
+    }
+    if args.strategy.strategy == Strategy::Auto && args.emit == Some(EmitChoice::Changes) {
+        // What auto cannot give: say so by the flag the user gave, not by a strategy.
+        let sliding = matches!(spec.window, WindowSpec::Sliding { .. });
+        if !sliding || !spec.trigger.is_default_for(spec.time) || spec.evictor.is_some() {
+            bail!(
+                "--emit changes (the key-window output of sliced windows) needs sliding windows with the default trigger and no evictor; without --emit every window is emitted"
+            );
+        }
     }
     if o.flag_applies(WINDOW_ALL) {
         spec.window_all = args.window_all;

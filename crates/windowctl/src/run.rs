@@ -664,6 +664,11 @@ fn job_error(e: RuntimeError) -> anyhow::Error {
 fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<KeyId, Number> {
     let (time_field, value_field) = (plan.fields.time.clone(), plan.fields.value.clone());
     let composite = !plan.outputs.key_columns.is_empty();
+    // Key windows and sliced windows refuse windows near the ends of time that the native
+    // operator takes (docs/sliced.md, "Ends of time"): say which strategy refused and what runs it.
+    // (`auto` is resolved by now: this is the strategy that runs.)
+    let ordered = plan.spec.auto_strategy().ordered().is_some();
+    let strategy = plan.spec.auto_strategy().name();
     Box::new(move |r, source, line, timestamp| {
         let mut key = keys.text(r.key).unwrap_or_default().to_string();
         if composite {
@@ -691,6 +696,10 @@ fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<
                 ElementError::InvalidDynamicGap { .. } => format!(
                     "value {} is not a positive whole number of ms, which --window session:value needs as the session gap",
                     format_value(value)
+                ),
+                ElementError::TimestampOutOfRange { .. } if ordered => format!(
+                    "element ({timestamp}, {shown}) rejected by the {strategy} strategy (--strategy, default auto): {}; it keeps every window of an element inside the i64 range, --strategy native takes this element",
+                    r.error
                 ),
                 ref err => format!(
                     "element ({timestamp}, {shown}) rejected by the window assigner: {err}"

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_fails, sorted_output, stderr, windowctl};
+use common::{assert_fails, sorted_output, stderr, windowctl, write_temp};
 
 const TINY: &str = "data/nycflights13_tailnum_tiny.csv";
 
@@ -58,5 +58,74 @@ fn auto_runs_a_job_with_a_trigger_natively_where_sliced_is_refused() {
     assert_fails(
         &[&job[..], &["--strategy", "sliced"]].concat(),
         "strategy auto or native runs this job on the native operator",
+    );
+}
+
+/// Mends from the seventh fresh-user trial: messages name what the user gave.
+#[test]
+fn messages_name_the_flag_and_the_strategy_that_refused() {
+    // Near the start of time: sliced (auto's choice) refuses what native takes, and says so.
+    let ends = write_temp(
+        "auto-ends.csv",
+        "event_time_ms,key,value\n-9223372036854775800,a,1\n0,a,3\n",
+    );
+    let ends = ends.to_str().expect("utf-8 path");
+    let job = [
+        "--input",
+        ends,
+        "--window",
+        "sliding:10ms:5ms",
+        "--agg",
+        "sum",
+    ];
+    assert_fails(
+        &job,
+        "rejected by the sliced strategy (--strategy, default auto)",
+    );
+    assert_fails(&job, "--strategy native takes this element");
+    let native = windowctl(&[&job[..], &["--strategy", "native"]].concat());
+    assert!(native.status.success(), "{}", stderr(&native));
+    // --emit changes without a sliding window, under auto: the flag is named, not a strategy.
+    assert_fails(
+        &[
+            "--input",
+            TINY,
+            "--window",
+            "tumbling:1h",
+            "--emit",
+            "changes",
+        ],
+        "--emit changes (the key-window output of sliced windows) needs sliding windows",
+    );
+    // The event-time trigger named explicitly is the default: sliced takes it.
+    let named = [
+        "--input",
+        TINY,
+        "--window",
+        "sliding:1h:10min",
+        "--agg",
+        "sum",
+        "--strategy",
+        "sliced",
+        "--trigger",
+        "event-time",
+    ];
+    let sliced = windowctl(&named);
+    assert!(sliced.status.success(), "{}", stderr(&sliced));
+    let native = windowctl(&[&named[..6], &["--strategy", "native"]].concat());
+    assert_eq!(sorted_output(&sliced), sorted_output(&native));
+    // sliced:changes names itself.
+    assert_fails(
+        &[
+            "--input",
+            TINY,
+            "--window",
+            "sliding:1h:10min",
+            "--strategy",
+            "sliced:changes",
+            "--trigger",
+            "count:2",
+        ],
+        "invalid strategy 'sliced:changes'",
     );
 }
