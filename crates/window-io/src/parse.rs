@@ -512,8 +512,8 @@ fn small_i64(text: &str) -> Option<i64> {
 
 /// Parses a value written as text (a CSV field or a JSON string): an integer of the `i64`
 /// range (`42`, `+7`, ` -3 `, `9007199254740993`) exactly, as [`Number::Int`]; any other
-/// finite number as an `f64`. `-0` is the float `-0.0`, as before integers were exact, so that
-/// it still prints as `-0`.
+/// finite number as an `f64`. `-0` is the float `-0.0`, the float parser's value for it (and
+/// serde_json's for the JSON number `-0`, so that the JSON fast and slow paths agree).
 pub(crate) fn parse_value_text(text: &str) -> Result<Number, (InputErrorKind, String)> {
     let integer = |i: i64, text: &str| {
         if i == 0 && text.starts_with('-') {

@@ -434,17 +434,7 @@ impl EventReader {
         loop {
             let (line, consumed) = match self.lines.next_line() {
                 Ok(read) => read,
-                Err(e) => {
-                    self.done = true;
-                    let mut err = self.parser.error(
-                        InputErrorKind::Io,
-                        None,
-                        format!("read error: {e}"),
-                        b"",
-                    );
-                    err.line = self.physical + 1;
-                    return Err(err);
-                }
+                Err(e) => return Err(self.read_failed(&e)),
             };
             self.offset += consumed as u64;
             if self.count_lines {
@@ -477,6 +467,16 @@ impl EventReader {
                 return Err(self.unclosed(self.too_long_record(), false));
             }
         }
+    }
+
+    /// A read error (fatal: the reader ends), on the line after the last complete one.
+    fn read_failed(&mut self, e: &std::io::Error) -> InputError {
+        self.done = true;
+        let mut err = self
+            .parser
+            .error(InputErrorKind::Io, None, format!("read error: {e}"), b"");
+        err.line = self.physical + 1;
+        err
     }
 
     /// The message for a record whose quoted field does not close within [`MAX_LINE_BYTES`].
@@ -513,18 +513,7 @@ impl EventReader {
         while !self.done {
             let (line, consumed) = match self.lines.next_line() {
                 Ok(read) => read,
-                Err(e) => {
-                    self.done = true;
-                    // The failing line is the one after the last complete one.
-                    let mut err = self.parser.error(
-                        InputErrorKind::Io,
-                        None,
-                        format!("read error: {e}"),
-                        b"",
-                    );
-                    err.line = self.physical + 1;
-                    return Some(Err(err));
-                }
+                Err(e) => return Some(Err(self.read_failed(&e))),
             };
             self.offset += consumed as u64;
             if self.count_lines {

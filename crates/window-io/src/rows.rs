@@ -6,8 +6,9 @@
 //! The number format is the one of [`crate::format_number`]: an integral value below 2^53 as an
 //! integer (`6`, not `6.0`), any other value as its shortest round-trip decimal, with an
 //! exponent at or above 2^53 in magnitude and below 1e-6 (so that plain digits beyond 2^53 are
-//! only ever printed for an exact integer result, [`Cell::Wide`] or `NumericResult::Integer`); `NaN`, `inf` and `-inf` (in JSON as strings,
-//! `"NaN"`, `"inf"`, `"-inf"`, as JSON has no such numbers and `null` is an undefined result).
+//! only ever printed for an exact integer result, [`Cell::Wide`] or `NumericResult::Integer`);
+//! `NaN`, `inf` and `-inf` (in JSON as strings, `"NaN"`, `"inf"`, `"-inf"`, as JSON has no such
+//! numbers and `null` is an undefined result).
 
 use std::io::{self, Write};
 

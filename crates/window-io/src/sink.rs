@@ -553,8 +553,8 @@ impl<W: Write> LateWriter<W> {
     }
 
     /// Writes one late element given by its parts: event time (ms), key, value (an integer
-    /// exactly; NaN for an element without one, [`crate::FieldUse::value`]: an empty field, JSON `null`), and the
-    /// watermark (ms) at which it was dropped.
+    /// exactly; NaN for an element without one, [`crate::FieldUse::value`]: an empty field,
+    /// JSON `null`), and the watermark (ms) at which it was dropped.
     ///
     /// # Errors
     ///

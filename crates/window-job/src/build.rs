@@ -21,8 +21,8 @@ use window_assigners::{
 };
 use window_core::{
     AggregateFunction, AnyWindow, Converted, ExactNumeric, HeldState, LateDataPolicy, LiveState,
-    Number, NumericResult, NumericStats, Rejected, SnapshotError, TimeWindow, Timestamp,
-    TimestampedValue, WindowComputation, WindowMetrics, WindowOutput,
+    Number, NumericResult, Rejected, SnapshotError, TimeWindow, Timestamp, TimestampedValue,
+    WindowComputation, WindowMetrics, WindowOutput,
 };
 use window_operator::{
     AnyEvictor, CountEvictor, EvictMoment, Evicting, Incremental, OperatorConfig, OperatorError,
@@ -386,14 +386,14 @@ where
 /// The result of a window that kept its elements: numeric aggregates as [`ExactNumeric`] gives
 /// them over the same values.
 fn contents_result(aggregate: JobAggregate, elements: &[TimestampedValue<Number>]) -> JobResult {
-    let stats = || {
-        let mut s = NumericStats::default();
-        elements.iter().for_each(|e| s.add_number(e.value));
-        s
-    };
+    fn fold<F: AggregateFunction<Number>>(f: &F, elements: &[TimestampedValue<Number>]) -> F::Out {
+        let mut acc = f.create_accumulator();
+        elements.iter().for_each(|e| f.add(&mut acc, &e.value));
+        f.get_result(&acc)
+    }
     match aggregate {
-        JobAggregate::Numeric(a) => ExactNumeric(a).of(&stats()).into(),
-        JobAggregate::Several(several) => JobResult::Numbers(several.get_result(&stats())),
+        JobAggregate::Numeric(a) => fold(&ExactNumeric(a), elements).into(),
+        JobAggregate::Several(several) => JobResult::Numbers(fold(&several, elements)),
         JobAggregate::List => JobResult::List(elements.iter().map(|e| e.value).collect()),
         JobAggregate::Elements => {
             JobResult::Elements(elements.iter().map(|e| (e.timestamp, e.value)).collect())

@@ -51,7 +51,13 @@ impl NumericAcc {
     #[must_use]
     #[inline]
     pub fn exact_sum(&self) -> Option<i128> {
-        (self.count & FLOAT == 0).then(|| self.small().map_or_else(|| self.exact(), i128::from))
+        (self.count & FLOAT == 0).then(|| self.exact_i128())
+    }
+
+    /// The exact sum (exact form), without the two-word arithmetic where it fits an `i64`.
+    #[inline]
+    fn exact_i128(&self) -> i128 {
+        self.small().map_or_else(|| self.exact(), i128::from)
     }
 
     /// Adds `v` to the sum (without counting it).
@@ -223,11 +229,7 @@ impl NumericAcc {
     pub(super) fn mean(&self) -> f64 {
         let n = self.count();
         match self.count & FLAGS {
-            0 => match self.small() {
-                // Both exact as f64: one correctly rounded division, the plain mean's.
-                Some(s) if s.unsigned_abs() < 1 << 53 && n < 1 << 53 => s as f64 / n as f64,
-                _ => exact_mean(self.exact(), n),
-            },
+            0 => exact_mean(self.exact_i128(), n),
             FLOAT => self.float() / n as f64,
             _ => {
                 let sum = self.float() * UP;
@@ -245,10 +247,12 @@ impl NumericAcc {
 /// division, as the plain mean), where it divides evenly, and where the quotient is beyond
 /// 2^53; within the last bit otherwise. A function of the exact sum and count only, so the
 /// same values in any order give the same mean.
+#[inline]
 fn exact_mean(sum: i128, n: u64) -> f64 {
     if sum.unsigned_abs() < TWO_53 && n < (1 << 53) {
-        // Both exact as f64: one correctly rounded division, the plain mean's.
-        return sum as f64 / n as f64;
+        // Both exact as f64: one correctly rounded division, the plain mean's (through i64:
+        // an i128 to f64 conversion is a library call).
+        return sum as i64 as f64 / n as f64;
     }
     let d = i128::from(n);
     let (q, r) = (sum / d, sum % d);
