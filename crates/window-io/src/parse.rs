@@ -512,25 +512,18 @@ fn small_i64(text: &str) -> Option<i64> {
 
 /// Parses a value written as text (a CSV field or a JSON string): an integer of the `i64`
 /// range (`42`, `+7`, ` -3 `, `9007199254740993`) exactly, as [`Number::Int`]; any other
-/// finite number as an `f64`. `-0` is the float `-0.0`, the float parser's value for it (and
-/// serde_json's for the JSON number `-0`, so that the JSON fast and slow paths agree).
+/// finite number as an `f64`. `-0` is the integer 0, as serde_json reads the JSON number `-0`
+/// (so that the JSON fast and slow paths agree); `-0.0` is the float.
 pub(crate) fn parse_value_text(text: &str) -> Result<Number, (InputErrorKind, String)> {
-    let integer = |i: i64, text: &str| {
-        if i == 0 && text.starts_with('-') {
-            Number::Float(-0.0)
-        } else {
-            Number::Int(i)
-        }
-    };
     if let Some(i) = small_i64(text) {
-        return Ok(integer(i, text));
+        return Ok(Number::Int(i));
     }
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err((InputErrorKind::MissingField, "missing (empty)".to_owned()));
     }
     if let Ok(i) = trimmed.parse::<i64>() {
-        return Ok(integer(i, trimmed));
+        return Ok(Number::Int(i));
     }
     match trimmed.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Number::Float(v)),
@@ -623,8 +616,9 @@ mod tests {
         assert!(matches!(int(" +7 "), Number::Int(7)));
         assert!(matches!(int("007"), Number::Int(7)));
         assert!(matches!(int("-42"), Number::Int(-42)));
+        // -0 is the integer 0, as serde_json reads the JSON number -0.
+        assert!(matches!(int("-0"), Number::Int(0)));
         for text in [
-            "-0",
             "1.5",
             "1e3",
             "9223372036854775808",
@@ -656,6 +650,8 @@ mod tests {
             r#"{"event_time_ms": 1, "key": 12345678901234567890123, "value": -0.0}"#,
             r#"{"event_time_ms": 1, "key": 1E+3, "value": 1e3}"#,
             r#"{"event_time_ms": 1, "key": -0, "value": 7}"#,
+            r#"{"event_time_ms": 1, "key": "z", "value": -0}"#,
+            r#"{"event_time_ms": 1, "key": "z", "value": 9223372036854775807}"#,
             r#"{"event_time_ms": 1, "key": "a", "key": "b", "value": 7}"#,
             r#"{"event_time_ms": 1, "k\u0065y": "esc", "value": 7}"#,
             r#"  {"event_time_ms": 9223372036854775807, "key": "m", "value": 1}  "#,
