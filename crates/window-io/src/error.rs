@@ -49,7 +49,7 @@ fn connect_hint(error: &std::io::Error) -> &'static str {
 }
 
 /// What is wrong with a rejected input record (or with the input as a whole).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum InputErrorKind {
     /// The line cannot be parsed at all: wrong number of CSV fields, invalid
     /// JSON, a JSON value that is not an object, invalid UTF-8, an overlong line.
@@ -85,7 +85,7 @@ impl InputErrorKind {
 /// Displays as `SOURCE:LINE: field 'NAME': MESSAGE`, e.g.
 /// `data.csv:17: field 'value': "abc" is not a number`, or as
 /// `SOURCE:LINE: MESSAGE` when no single field is at fault.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{}:{}: {}{}", .source_name, .line, FieldPrefix(.field.as_deref()), .message)]
 pub struct InputError {
     /// Where the record came from: the file path as given, `stdin`, or

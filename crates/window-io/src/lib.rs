@@ -34,8 +34,8 @@ pub use sink::{
     ResultRecord, ResultWriter,
 };
 pub use source::{
-    open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader, FieldNames,
-    FieldUse, InputFormat, InputSpec, OnError, Progress, ReadPosition,
+    open_bytes, open_source, CsvHeader, DeadLetterWriter, ErrorPolicy, Event, EventReader,
+    FieldNames, FieldUse, InputFormat, InputSpec, OnError, Progress, ReadPosition,
 };
 pub use time::{EventTimes, TimeUnit};
 pub use window_core::Number;

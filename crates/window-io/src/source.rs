@@ -326,6 +326,18 @@ pub fn open_source(
     })
 }
 
+/// The bytes of an input as [`open_source`] would read them (a `.gz` file, or anything starting
+/// with gzip's magic number, decompressed), with a handle on the bytes read: for a runtime that
+/// cuts an input into chunks of lines and parses them on several threads (`window-timely`).
+/// For stdin the handle's count stays at 0.
+///
+/// # Errors
+/// As [`open_source`].
+pub fn open_bytes(spec: &InputSpec) -> Result<(Box<dyn BufRead + Send>, Progress), OpenError> {
+    let opened = open_input(spec)?;
+    Ok((opened.input, opened.progress))
+}
+
 /// An opened input: its bytes, and how far they have been read.
 pub(crate) struct Opened {
     pub(crate) input: Box<dyn BufRead + Send>,

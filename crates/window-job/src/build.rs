@@ -33,8 +33,9 @@ use window_triggers::{AnyTrigger, CountTrigger, EventTimeTrigger, Trigger};
 use crate::parts::WindowSpec;
 use crate::spec::{syntax, JobAggregate, JobSpec, OrderedKind, SpecError, Strategy};
 
-/// A window's result in a job.
-#[derive(Clone, Debug, PartialEq)]
+/// A window's result in a job (serde for the timely runtime, which moves results between
+/// workers).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum JobResult {
     /// A numeric aggregate; `None` where it is undefined (min of no elements).
     Number(Option<f64>),

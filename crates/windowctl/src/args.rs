@@ -245,6 +245,16 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) no_progress: bool,
 
+    /// Run the job on N worker threads of timely dataflow (the window-timely crate): the input
+    /// is cut into chunks of lines that the workers parse in parallel, keys are partitioned
+    /// across the workers (Flink's parallel subtasks), and the watermark is the one of a single
+    /// reader. The output is byte-identical for any N: the single-threaded runtime's rows, with
+    /// the rows of one watermark step ordered by window end, then key. Event time, one input
+    /// (a file, .gz or stdin), no checkpoints yet; see docs/scale-out.md. Without it the job
+    /// runs on the single-threaded runtime.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=512))]
+    pub(crate) workers: Option<u16>,
+
     /// Take checkpoints in DIR (made if missing), and resume from its newest valid checkpoint
     /// when DIR holds one of the same job: outputs are cut back to their lengths at the
     /// checkpoint and inputs continue from their positions, so the outputs end byte for byte as

@@ -23,6 +23,7 @@ mod output;
 mod plan;
 mod resolve;
 mod run;
+mod scale;
 mod summary;
 
 use std::io::ErrorKind;

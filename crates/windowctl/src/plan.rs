@@ -30,7 +30,7 @@ use crate::resolve::{
 const BUNDLED_OUT_OF_ORDERNESS_MS: i64 = 6 * 3_600_000;
 
 /// The whole `run` configuration after validation.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Plan {
     /// The inputs, each with its format.
     pub(crate) inputs: Vec<(InputSpec, InputFormat)>,

@@ -29,7 +29,7 @@ use crate::output::{
 };
 use crate::plan::{plan, Plan};
 use crate::resolve::Given;
-use crate::summary::summary;
+use crate::summary::{summary, Facts};
 
 /// The job's runtime, as `windowctl run` runs it: its computation held to the memory bound.
 pub(crate) type JobRuntime = Runtime<KeyId, Number, Bounded>;
@@ -56,7 +56,7 @@ impl std::error::Error for Usage {}
 
 /// A planning error as the process reports it: a usage error (exit 2), except that the bundled
 /// data set not being found is a missing file, as an input that cannot be opened (exit 1).
-fn usage_unless_missing_data(e: anyhow::Error) -> anyhow::Error {
+pub(crate) fn usage_unless_missing_data(e: anyhow::Error) -> anyhow::Error {
     if e.chain().any(|c| c.is::<engine::io::BundledDataNotFound>()) {
         e
     } else {
@@ -68,7 +68,7 @@ fn usage_unless_missing_data(e: anyhow::Error) -> anyhow::Error {
 /// time and only for windows that end (a processing-time window, or a count or global window,
 /// is cleaned up at its end or never), so the setting changes nothing there; say so instead of
 /// ignoring it silently.
-fn warn_about_lateness(plan: &Plan) {
+pub(crate) fn warn_about_lateness(plan: &Plan) {
     use engine::job::WindowSpec;
     if plan.spec.allowed_lateness <= 0 {
         return;
@@ -136,6 +136,9 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         .into());
     }
     warn_about_lateness(&plan);
+    if let Some(workers) = args.workers {
+        return crate::scale::run_timely(args, &plan, workers.into());
+    }
     if args.checkpoint_dir.is_some() {
         // Before anything is opened: a computation that cannot be checkpointed says so now.
         op.snapshot(&mut Vec::new())
@@ -198,7 +201,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     flushed?;
     summary(
         &plan,
-        &rt,
+        &Facts::of(&rt),
         sink.records_written(),
         started.elapsed(),
         stopped.is_some(),
@@ -222,7 +225,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
 ///
 /// # Errors
 /// As [`OutputSink::create`] and [`OutputSink::create_checkpointed`].
-fn open_sink(
+pub(crate) fn open_sink(
     plan: &Plan,
     keys: &Arc<KeyDictionary>,
     checkpointed: bool,
@@ -302,7 +305,7 @@ fn build_runtime(
 
 /// Says on stderr how many dead letters hold only the first bytes of their line (the lines
 /// longer than `MAX_RAW_BYTES`), if any.
-fn report_cut_dead_letters(policy: &ErrorPolicy) {
+pub(crate) fn report_cut_dead_letters(policy: &ErrorPolicy) {
     let cut = policy.dead_letter.as_ref().map_or(0, DeadLetterWriter::cut);
     if cut > 0 {
         eprintln!(
@@ -318,7 +321,7 @@ fn report_cut_dead_letters(policy: &ErrorPolicy) {
 ///
 /// # Errors
 /// The dead-letter file cannot be cut back or opened.
-fn error_policy(plan: &Plan, marks: Option<&OutputMarks>) -> Result<ErrorPolicy> {
+pub(crate) fn error_policy(plan: &Plan, marks: Option<&OutputMarks>) -> Result<ErrorPolicy> {
     let mut policy = ErrorPolicy::new(plan.outputs.on_error);
     if let Some(p) = &plan.outputs.dead_letter {
         let name = plan.outputs.dead_letter_name.clone();
@@ -649,7 +652,7 @@ impl Checkpoints {
 }
 
 /// A runtime error as windowctl reports it.
-fn job_error(e: RuntimeError) -> anyhow::Error {
+pub(crate) fn job_error(e: RuntimeError) -> anyhow::Error {
     match e {
         RuntimeError::Element {
             error: error @ ElementError::TooManyWindowStates { .. },
@@ -661,7 +664,10 @@ fn job_error(e: RuntimeError) -> anyhow::Error {
 
 /// How an element the window assigner rejected is reported: the field at fault, by its name
 /// in the input, and the element as a CSV line.
-fn rejection_report(plan: &Plan, keys: Arc<KeyDictionary>) -> DescribeRejection<KeyId, Number> {
+pub(crate) fn rejection_report(
+    plan: &Plan,
+    keys: Arc<KeyDictionary>,
+) -> DescribeRejection<KeyId, Number> {
     let (time_field, value_field) = (plan.fields.time.clone(), plan.fields.value.clone());
     let composite = !plan.outputs.key_columns.is_empty();
     // Key windows and sliced windows refuse windows near the ends of time that the native

@@ -6,12 +6,41 @@ use std::io::Write;
 use std::time::Duration;
 
 use engine::assigners::TimeDomain;
-use engine::core::WindowComputation;
+use engine::core::{WindowComputation, WindowMetrics};
 use engine::io::EventTimes;
 use engine::job::Strategy;
+use engine::runtime::RunStats;
 
 use crate::plan::Plan;
 use crate::run::JobRuntime;
+
+/// What the summary reports of a run, from either runtime.
+pub(crate) struct Facts {
+    /// The inputs' names, joined.
+    pub(crate) source_name: String,
+    /// Events read, records skipped and rejected.
+    pub(crate) stats: RunStats,
+    /// The computation's counters (summed over workers).
+    pub(crate) metrics: WindowMetrics,
+    /// Window states held at the end.
+    pub(crate) live_windows: usize,
+    /// The line about the state held (peak state), or the workers'.
+    pub(crate) state_line: String,
+}
+
+impl Facts {
+    /// The facts of a run on the single-threaded runtime.
+    pub(crate) fn of(rt: &JobRuntime) -> Self {
+        let op = rt.computation();
+        Self {
+            source_name: rt.source_names().join(", "),
+            stats: rt.stats(),
+            metrics: op.metrics(),
+            live_windows: op.live_state().windows,
+            state_line: op.summary_line(),
+        }
+    }
+}
 
 /// Above this share of late elements (in %), the summary warns about the watermark delay.
 const LATE_WARNING_PERCENT: u64 = 2;
@@ -33,22 +62,21 @@ fn unit_hint(err: &mut impl Write, plan: &Plan, times: &[EventTimes]) {
     }
 }
 
-/// Prints the summary of the job `plan` described, run on `rt`, which wrote `results` result
+/// Prints the summary of the job `plan` described, whose run `facts` describe, which wrote `results` result
 /// rows in `elapsed`; `stopped` when a signal stopped it before the end of its inputs; `times`
 /// the ranges of event times its readers read. Write errors on stderr are ignored: the job's
 /// outcome is decided.
 pub(crate) fn summary(
     plan: &Plan,
-    rt: &JobRuntime,
+    facts: &Facts,
     results: u64,
     elapsed: Duration,
     stopped: bool,
     times: &[EventTimes],
 ) {
-    let op = rt.computation();
-    let stats = rt.stats();
-    let source_name = rt.source_names().join(", ");
-    let m = op.metrics();
+    let stats = facts.stats;
+    let source_name = &facts.source_name;
+    let m = facts.metrics;
     let secs = elapsed.as_secs_f64().max(1e-9);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
@@ -83,7 +111,7 @@ pub(crate) fn summary(
     if let Some(kb) = peak_memory_kb() {
         let _ = writeln!(err, "windowctl: peak memory (resident): {kb} KB");
     }
-    let _ = writeln!(err, "windowctl: {}", op.summary_line());
+    let _ = writeln!(err, "windowctl: {}", facts.state_line);
     let _ = writeln!(
         err,
         "windowctl: bad input lines skipped: {} (rejected by the assigner: {}); watermark delay {} ms",
@@ -106,7 +134,7 @@ pub(crate) fn summary(
             k.empty_results
         );
     }
-    let live_windows = op.live_state().windows;
+    let live_windows = facts.live_windows;
     if stopped {
         let _ = writeln!(
             err,

@@ -9,6 +9,7 @@ const F64_EXACT: u128 = 1 << 53;
 /// What [`ExactNumeric`] gives: the aggregate's `f64` result, or its exact integer where that
 /// lies beyond 2^53 (where an `f64` rounds it).
 #[derive(Clone, Copy, PartialEq, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum NumericResult {
     /// The result as [`NumericAggregate`] gives it; `None` where it is undefined.
     Float(Option<f64>),

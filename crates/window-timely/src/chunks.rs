@@ -1,0 +1,259 @@
+//! Cutting an input into chunks of whole lines, which the workers take in turn.
+//!
+//! Chunk `c` is the lines that follow chunk `c - 1` up to the first line end at or after
+//! `chunk_bytes` bytes, so the cut depends on the input and the chunk size only, never on the
+//! number of workers. One reader, behind a lock, reads the input in order (a `.gz` file is
+//! decompressed there, as every reader of this workspace decompresses it); a worker that asks for
+//! a chunk no one has read yet reads the chunks before it too and leaves them for their workers.
+//! Reading bytes is cheap next to parsing them, and parsing runs on the workers in parallel.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+
+use parking_lot::Mutex;
+
+/// One chunk of whole lines.
+#[derive(Debug)]
+pub(crate) struct Chunk {
+    /// Its place in the input, from 0.
+    pub(crate) index: u64,
+    /// The CSV header line (with its line end) put in front of the chunk's lines, for a chunk
+    /// other than the first one of a CSV input with a header; empty otherwise.
+    pub(crate) header: Vec<u8>,
+    /// The chunk's lines, with their line ends (the last one of the input may have none).
+    pub(crate) lines: Vec<u8>,
+}
+
+/// What a worker gets for the chunk it asks for.
+#[derive(Debug)]
+pub(crate) enum Take {
+    /// The chunk.
+    Chunk(Chunk),
+    /// The input ended before this chunk.
+    End,
+    /// Reading failed where this chunk begins: the message names what failed. Chunks after it
+    /// are [`Take::End`].
+    Failed(String),
+}
+
+/// The shared reader of one input.
+pub(crate) struct Chunker {
+    state: Mutex<State>,
+    chunk_bytes: usize,
+    /// Whether the input is CSV with a header line that later chunks need in front.
+    csv_header: bool,
+}
+
+impl std::fmt::Debug for Chunker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chunker")
+            .field("chunk_bytes", &self.chunk_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+struct State {
+    input: Box<dyn BufRead + Send>,
+    /// The index of the next chunk to read.
+    next: u64,
+    /// Chunks read and not yet taken.
+    pending: BTreeMap<u64, Chunk>,
+    /// Where the input ended (the number of chunks), once known.
+    end: Option<u64>,
+    /// A read error, at the chunk where it happened.
+    failed: Option<(u64, String)>,
+    /// The CSV header line, once chunk 0 was read.
+    header: Vec<u8>,
+}
+
+/// Whether a line (without its terminator) is blank as the readers see it: only spaces and
+/// tabs (the CSV readers skip such lines before the header and between records).
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|&b| b == b' ' || b == b'\t' || b == b'\r')
+}
+
+/// The first non-blank line of `bytes` (with its line end), after a UTF-8 byte order mark.
+fn first_line(bytes: &[u8]) -> Option<&[u8]> {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let end = rest
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+        if !is_blank(text) {
+            return Some(line);
+        }
+        rest = tail;
+    }
+    None
+}
+
+impl Chunker {
+    /// A chunker over `input`, cutting after `chunk_bytes` bytes (at least 1); `csv_header`
+    /// when the input is CSV whose first non-blank line is a header.
+    pub(crate) fn new(
+        input: Box<dyn BufRead + Send>,
+        chunk_bytes: usize,
+        csv_header: bool,
+    ) -> Self {
+        Self {
+            state: Mutex::new(State {
+                input,
+                next: 0,
+                pending: BTreeMap::new(),
+                end: None,
+                failed: None,
+                header: Vec::new(),
+            }),
+            chunk_bytes: chunk_bytes.max(1),
+            csv_header,
+        }
+    }
+
+    /// Chunk `index`: read now if no one has read it yet (with the chunks before it, which stay
+    /// for their workers). Each chunk is handed out once.
+    pub(crate) fn take(&self, index: u64) -> Take {
+        let mut s = self.state.lock();
+        while s.next <= index && s.end.is_none() && s.failed.is_none() {
+            self.read_next(&mut s);
+        }
+        if let Some(chunk) = s.pending.remove(&index) {
+            return Take::Chunk(chunk);
+        }
+        match &s.failed {
+            Some((at, message)) if *at == index => Take::Failed(message.clone()),
+            _ => Take::End,
+        }
+    }
+
+    /// Reads the next chunk into `pending`, or records the end or a failure.
+    fn read_next(&self, s: &mut State) {
+        let mut lines = Vec::with_capacity(self.chunk_bytes + 4096);
+        while lines.len() < self.chunk_bytes {
+            match s.input.read_until(b'\n', &mut lines) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    s.failed = Some((s.next, e.to_string()));
+                    return;
+                }
+            }
+        }
+        if lines.is_empty() {
+            s.end = Some(s.next);
+            return;
+        }
+        let index = s.next;
+        let header = if index == 0 {
+            if self.csv_header {
+                s.header = first_line(&lines).map(<[u8]>::to_vec).unwrap_or_default();
+            }
+            Vec::new()
+        } else {
+            s.header.clone()
+        };
+        s.pending.insert(
+            index,
+            Chunk {
+                index,
+                header,
+                lines,
+            },
+        );
+        s.next += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunker(text: &str, bytes: usize, header: bool) -> Chunker {
+        Chunker::new(
+            Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+            bytes,
+            header,
+        )
+    }
+
+    #[test]
+    fn chunks_are_whole_lines_in_any_order_of_taking() {
+        let text = "t,k,v\n1,a,1\n2,b,22\n3,c,333\n4,d,4";
+        let c = chunker(text, 8, true);
+        // Taken out of order, as workers do.
+        let Take::Chunk(two) = c.take(2) else {
+            panic!("chunk 2")
+        };
+        let Take::Chunk(zero) = c.take(0) else {
+            panic!("chunk 0")
+        };
+        let Take::Chunk(one) = c.take(1) else {
+            panic!("chunk 1")
+        };
+        assert_eq!(zero.lines, b"t,k,v\n1,a,1\n");
+        assert!(zero.header.is_empty());
+        assert_eq!(one.lines, b"2,b,22\n");
+        assert_eq!(one.header, b"t,k,v\n");
+        assert_eq!(two.lines, b"3,c,333\n");
+        let Take::Chunk(three) = c.take(3) else {
+            panic!("chunk 3")
+        };
+        assert_eq!(three.lines, b"4,d,4");
+        assert!(matches!(c.take(4), Take::End));
+        // Handed out once.
+        assert!(matches!(c.take(1), Take::End));
+        let joined: Vec<u8> = [zero, one, two, three]
+            .into_iter()
+            .flat_map(|c| c.lines)
+            .collect();
+        assert_eq!(joined, text.as_bytes());
+    }
+
+    #[test]
+    fn the_header_is_the_first_non_blank_line_and_json_has_none() {
+        let c = chunker("\n  \n\u{feff}t,k,v\r\n1,a,1\n2,a,2\n", 4, true);
+        let _ = c.take(0);
+        let Take::Chunk(later) = c.take(2) else {
+            panic!("chunk 2")
+        };
+        assert_eq!(later.header, b"t,k,v\r\n");
+        let c = chunker("{\"t\":1}\n{\"t\":2}\n", 4, false);
+        let _ = c.take(0);
+        let Take::Chunk(later) = c.take(1) else {
+            panic!("chunk 1")
+        };
+        assert!(later.header.is_empty());
+        assert_eq!(
+            first_line(b"\xEF\xBB\xBFt\n"),
+            Some(&b"\xEF\xBB\xBFt\n"[..])
+        );
+        assert_eq!(first_line(b" \n\t\n"), None);
+    }
+
+    #[test]
+    fn a_read_error_is_reported_once_where_it_happened() {
+        struct Failing(u8);
+        impl std::io::Read for Failing {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(std::io::Error::other("disk on fire"));
+                }
+                self.0 -= 1;
+                buf[..2].copy_from_slice(b"a\n");
+                Ok(2)
+            }
+        }
+        let c = Chunker::new(Box::new(std::io::BufReader::new(Failing(2))), 2, false);
+        assert!(matches!(c.take(0), Take::Chunk(_)));
+        assert!(matches!(c.take(3), Take::End));
+        assert!(matches!(c.take(1), Take::Chunk(_)));
+        match c.take(2) {
+            Take::Failed(m) => assert_eq!(m, "disk on fire"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

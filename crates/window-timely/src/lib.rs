@@ -1,0 +1,444 @@
+//! A runtime for window jobs on timely dataflow: many worker threads, one output, the same
+//! bytes for any number of workers.
+//!
+//! Flink scales a keyed window job by partitioning keys across parallel subtasks; the watermark
+//! that drives event time everywhere is the minimum over all inputs. This crate does the same on
+//! [timely dataflow](https://docs.rs/timely/0.32.0) (`timely` 0.32, pinned exactly):
+//!
+//! 1. **Chunks.** The input is cut into chunks of whole lines ([`TimelyConfig::chunk_bytes`]);
+//!    worker `w` of `n` takes chunks `w`, `w + n`, `w + 2n` ... and parses them (a `.gz` input
+//!    is decompressed by one reader and parsed by all). A chunk's index is its timely timestamp,
+//!    so progress tracking sees one timestamp per chunk, not one per millisecond of event time.
+//! 2. **Exchange.** Elements go to the worker of their key. Each chunk's summary (where its
+//!    maximum event time rises, its lines, its bad records) is broadcast to every worker.
+//! 3. **The window computation** runs on every worker over its keys. A chunk is processed once
+//!    the operator's input frontier has passed it: every worker has sent its part, and every
+//!    summary before it is in. Every worker applies every step of the watermark where the
+//!    one-worker runtime applies it (a bounded-out-of-orderness watermark after every element),
+//!    so each key's windows fire, take late elements and clean up exactly as with one worker.
+//! 4. **One output.** Rows go to worker 0, tagged with the moment of the one-worker run that
+//!    emitted them; once its frontier passes a chunk, worker 0 sorts the chunk's rows into the
+//!    canonical order (by that moment; rows of one watermark step by window end, then key text,
+//!    where Flink leaves the order of timers with one timestamp open) and writes them, bad
+//!    records to the error policy in their place.
+//!
+//! Output is therefore byte-identical for 1, 2 or any number of workers; it holds the rows of the
+//! one-threaded runtime (`engine::Runtime`), in this canonical order within a watermark step.
+//! `docs/scale-out.md` says what runs here and what does not yet (several inputs, processing
+//! time, live inputs, processes, checkpoints).
+
+#![forbid(unsafe_code)]
+
+mod chunks;
+mod parse;
+mod sink;
+mod worker;
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::{Broadcast, Input};
+use timely::dataflow::operators::Probe;
+use timely::dataflow::{InputHandleVec, ProbeHandle};
+use window_core::{AnyWindow, Number, WindowComputation, WindowMetrics, WindowOutput};
+use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
+use window_job::JobResult;
+
+pub use parse::MakeReader;
+pub use worker::Describe;
+
+use chunks::{Chunker, Take};
+use parse::{Element, Summary};
+use sink::SinkState;
+use worker::{Row, WindowWorker};
+
+/// The timestamp of the rows emitted at the end of the input (the final watermark).
+const FINAL: u64 = u64::MAX;
+
+/// How many chunks a worker may read ahead of the slowest part of the dataflow: bounds the
+/// memory of chunks read but not yet windowed and written.
+const AHEAD_PER_WORKER: u64 = 2;
+
+/// How a timely job runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimelyConfig {
+    /// Worker threads (at least 1).
+    pub workers: usize,
+    /// Bounded out-of-orderness of the watermark in ms: watermark = max timestamp seen - delay
+    /// - 1, after every element (Flink's `BoundedOutOfOrdernessWatermarks`; the one-worker
+    ///   runtime's `watermark_interval` 0).
+    pub out_of_orderness: i64,
+    /// The size in bytes after which a chunk ends at the next line end (the last line of a chunk
+    /// may make it longer). Output does not depend on it.
+    pub chunk_bytes: usize,
+}
+
+impl TimelyConfig {
+    /// `workers` threads, a watermark `out_of_orderness` ms behind, chunks of 256 KiB.
+    #[must_use]
+    pub fn new(workers: usize, out_of_orderness: i64) -> Self {
+        Self {
+            workers,
+            out_of_orderness,
+            chunk_bytes: 256 << 10,
+        }
+    }
+}
+
+/// Why a run stopped early (the shapes of the one-worker runtime's `RuntimeError`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TimelyError {
+    /// A record the error policy did not skip (its message names source, line and field).
+    #[error(transparent)]
+    Input(InputError),
+    /// The source failed to read; nothing follows from it.
+    #[error("reading {source_name}: {message}")]
+    Source {
+        /// The source's name.
+        source_name: String,
+        /// What failed, with the place.
+        message: String,
+    },
+    /// The computation cannot go on with an element (a merge behind the watermark, too many
+    /// window states).
+    #[error("{message}")]
+    Element {
+        /// Why.
+        message: String,
+        /// The source of the element.
+        source_name: String,
+        /// Its line in the source.
+        line: u64,
+    },
+    /// Writing the output failed.
+    #[error("writing output")]
+    Output(#[source] std::io::Error),
+    /// timely could not start its workers, or a worker panicked.
+    #[error("the timely runtime failed: {0}")]
+    Timely(String),
+}
+
+/// What a job needs on every worker: its computation and how to read its input.
+pub trait JobParts: Send + Sync + 'static {
+    /// The job's computation.
+    type Computation: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>
+        + 'static;
+    /// A new computation of the job (one per worker).
+    fn computation(&self) -> Self::Computation;
+    /// A reader over a chunk's bytes (a CSV header line in front where the input has one).
+    fn reader(&self, bytes: Vec<u8>) -> window_io::EventReader;
+    /// How the worker reports an element the computation rejected.
+    fn describe(&self) -> Describe;
+}
+
+/// The input of a job.
+pub struct TimelyInput {
+    /// Its name in messages (a path, `stdin`).
+    pub name: String,
+    /// Its bytes (decompressed), as `window_io::open_bytes` gives them.
+    pub bytes: Box<dyn BufRead + Send>,
+    /// Whether it is CSV with a header line (which every chunk but the first gets in front).
+    pub csv_header: bool,
+}
+
+impl std::fmt::Debug for TimelyInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimelyInput")
+            .field("name", &self.name)
+            .field("csv_header", &self.csv_header)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a finished run leaves: the output and policy (to finish and report on), the counters.
+#[derive(Debug)]
+pub struct Outcome<O> {
+    /// The job's output, all rows handed to it (not yet finished or flushed).
+    pub output: O,
+    /// The error policy, with its skip count and dead letters.
+    pub policy: ErrorPolicy,
+    /// Events read.
+    pub events: u64,
+    /// Elements the computation rejected.
+    pub rejected: u64,
+    /// The workers' window metrics, summed.
+    pub metrics: WindowMetrics,
+    /// Window states held at the end, over all workers.
+    pub live_windows: usize,
+    /// Why the job stopped early, if it did (the output holds every row before that point).
+    pub failure: Option<TimelyError>,
+}
+
+/// One worker's counters at its end.
+#[derive(Debug, Default)]
+struct WorkerEnd {
+    events: u64,
+    rejected: u64,
+    metrics: WindowMetrics,
+    live_windows: usize,
+}
+
+fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
+    a.elements += b.elements;
+    a.windows_created += b.windows_created;
+    a.native_windows += b.native_windows;
+    a.windows_fired += b.windows_fired;
+    a.empty_results += b.empty_results;
+    a.late_elements += b.late_elements;
+    a.late_side_output += b.late_side_output;
+    a.elements_in_no_window += b.elements_in_no_window;
+}
+
+/// Runs the job of `parts` over `input` on `config.workers` threads, writing to `output` on
+/// worker 0 with bad records to `policy`; keys are interned in `keys` (shared by the workers,
+/// and by `output` for their texts). Event time, one input, a watermark after every element.
+///
+/// # Errors
+/// [`TimelyError::Timely`] when the workers cannot start or one panicked; every other way a job
+/// stops early is in [`Outcome::failure`], with the output written up to there.
+pub fn run<P, O>(
+    config: TimelyConfig,
+    parts: Arc<P>,
+    input: TimelyInput,
+    keys: Arc<KeyDictionary>,
+    output: O,
+    policy: ErrorPolicy,
+) -> Result<Outcome<O>, TimelyError>
+where
+    P: JobParts,
+    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
+{
+    let workers = config.workers.max(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let fail = policy.on_error == window_io::OnError::Fail;
+    let sink = Arc::new(Mutex::new(SinkState::new(
+        output,
+        policy,
+        Arc::clone(&keys),
+        input.name.clone(),
+        Arc::clone(&stop),
+    )));
+    let chunker = Arc::new(Chunker::new(
+        input.bytes,
+        config.chunk_bytes,
+        input.csv_header,
+    ));
+    let name: Arc<str> = Arc::from(input.name.as_str());
+    let shared = Arc::new(Shared {
+        parts,
+        chunker,
+        keys,
+        stop,
+        sink: Arc::clone(&sink),
+        name,
+        delay: config.out_of_orderness,
+        fail,
+    });
+    let guards = timely::execute(timely::Config::process(workers), move |worker| {
+        run_worker(worker, &shared)
+    })
+    .map_err(TimelyError::Timely)?;
+    let mut total = WorkerEnd::default();
+    for end in guards.join() {
+        let end = end.map_err(TimelyError::Timely)?;
+        total.events += end.events;
+        total.rejected += end.rejected;
+        add_metrics(&mut total.metrics, &end.metrics);
+        total.live_windows += end.live_windows;
+    }
+    let sink = Arc::try_unwrap(sink)
+        .map_err(|_| TimelyError::Timely("a worker still holds the output".into()))?
+        .into_inner();
+    Ok(Outcome {
+        output: sink.out,
+        policy: sink.policy,
+        events: total.events,
+        rejected: total.rejected,
+        metrics: total.metrics,
+        live_windows: total.live_windows,
+        failure: sink.failure,
+    })
+}
+
+/// What every worker shares.
+struct Shared<P, O> {
+    parts: Arc<P>,
+    chunker: Arc<Chunker>,
+    keys: Arc<KeyDictionary>,
+    stop: Arc<AtomicBool>,
+    sink: Arc<Mutex<SinkState<O>>>,
+    name: Arc<str>,
+    delay: i64,
+    fail: bool,
+}
+
+/// One worker: builds the dataflow, feeds it its chunks, and runs it to the end.
+fn run_worker<P, O>(worker: &mut timely::worker::Worker, shared: &Shared<P, O>) -> WorkerEnd
+where
+    P: JobParts,
+    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
+{
+    let index = worker.index();
+    let peers = worker.peers() as u64;
+    let mut elements_in = InputHandleVec::<u64, Element>::new();
+    let mut summaries_in = InputHandleVec::<u64, Summary>::new();
+    let probe = ProbeHandle::new();
+    let end = Arc::new(Mutex::new(WorkerEnd::default()));
+    let window = WindowWorker::new(
+        shared.parts.computation(),
+        shared.delay,
+        shared.parts.describe(),
+        Arc::clone(&shared.name),
+        index == 0,
+    );
+    let sink = (index == 0).then(|| Arc::clone(&shared.sink));
+    let end_of_worker = Arc::clone(&end);
+    worker.dataflow::<u64, _, _>(|scope| {
+        let elements = scope.input_from(&mut elements_in);
+        let summaries = scope.input_from(&mut summaries_in).broadcast();
+        let rows = window_operator(elements, summaries, window, end_of_worker);
+        let mut held: BTreeMap<u64, Vec<Row>> = BTreeMap::new();
+        rows.probe_with(&probe).sink(
+            Exchange::new(|_: &Row| 0u64),
+            "Write",
+            move |(input, frontier)| {
+                input.for_each(|cap, data| {
+                    if let Some(&t) = cap.least() {
+                        held.entry(t).or_default().append(data);
+                    }
+                });
+                // Worker 0 writes; the others receive nothing.
+                let Some(sink) = sink.as_ref() else { return };
+                while let Some((&t, _)) = held.first_key_value() {
+                    if frontier.less_equal(&t) {
+                        break;
+                    }
+                    let rows = held.pop_first().map(|(_, r)| r).unwrap_or_default();
+                    sink.lock().write(rows);
+                }
+            },
+        );
+    });
+    let mut chunk = index as u64;
+    elements_in.advance_to(chunk);
+    summaries_in.advance_to(chunk);
+    while !shared.stop.load(Ordering::Relaxed) {
+        let taken = shared.chunker.take(chunk);
+        let (elements, summary) = match taken {
+            Take::End => break,
+            Take::Chunk(c) => {
+                parse::parse(c, &*reader_of(&shared.parts), &shared.keys, shared.fail)
+            }
+            Take::Failed(message) => (Vec::new(), failed_summary(chunk, message)),
+        };
+        let last = summary.stop;
+        elements_in.send_batch(&mut { elements });
+        summaries_in.send(summary);
+        if last {
+            break;
+        }
+        chunk += peers;
+        elements_in.advance_to(chunk);
+        summaries_in.advance_to(chunk);
+        let behind = chunk.saturating_sub(AHEAD_PER_WORKER * peers);
+        while probe.less_than(&behind) && !shared.stop.load(Ordering::Relaxed) {
+            worker.step();
+        }
+    }
+    drop(elements_in);
+    drop(summaries_in);
+    while worker.step_or_park(None) {}
+    let mut end = end.lock();
+    std::mem::take(&mut *end)
+}
+
+/// The chunk reader of the job (a closure over its parts).
+fn reader_of<P: JobParts>(parts: &Arc<P>) -> Box<MakeReader> {
+    let parts = Arc::clone(parts);
+    Box::new(move |bytes| parts.reader(bytes))
+}
+
+/// The summary of a chunk whose read failed.
+fn failed_summary(chunk: u64, message: String) -> Summary {
+    Summary {
+        chunk,
+        rises: Vec::new(),
+        lines: 0,
+        prepended: 0,
+        elements: 0,
+        errors: vec![(0, parse::ChunkError::Failed(message))],
+        stop: true,
+    }
+}
+
+type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Element>>;
+type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
+type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<Row>>;
+
+/// The window operator: elements by key, summaries from every worker; rows out at the chunk's
+/// timestamp (at [`FINAL`] for the final watermark's).
+fn window_operator<'s, C>(
+    elements: Elements<'s>,
+    summaries: Summaries<'s>,
+    mut window: WindowWorker<C>,
+    end: Arc<Mutex<WorkerEnd>>,
+) -> Rows<'s>
+where
+    C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult> + 'static,
+{
+    let by_key = Exchange::new(|e: &Element| u64::from(e.key.index() as u32));
+    elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, _info| {
+        let mut cap = Some(cap);
+        let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
+        let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
+        let mut next: u64 = 0;
+        move |(elements, f1), (summaries, f2), output| {
+            elements.for_each(|cap, data| {
+                if let Some(&t) = cap.least() {
+                    held.entry(t).or_default().append(data);
+                }
+            });
+            summaries.for_each(|_time, data| {
+                for s in data.drain(..) {
+                    known.insert(s.chunk, s);
+                }
+            });
+            let Some(c) = cap.as_mut() else { return };
+            while !f1.less_equal(&next) && !f2.less_equal(&next) {
+                let Some(s) = known.remove(&next) else { break };
+                let mut mine = held.remove(&next).unwrap_or_default();
+                window.chunk(&s, &mut mine);
+                if !window.out.rows.is_empty() {
+                    output
+                        .session(&c.delayed(&next))
+                        .give_container(&mut window.out.rows);
+                }
+                next += 1;
+            }
+            if f1.is_empty() && f2.is_empty() {
+                window.finish();
+                if !window.out.rows.is_empty() {
+                    output
+                        .session(&c.delayed(&FINAL))
+                        .give_container(&mut window.out.rows);
+                }
+                let comp = window.computation();
+                *end.lock() = WorkerEnd {
+                    events: window.events,
+                    rejected: window.rejected,
+                    metrics: comp.metrics(),
+                    live_windows: comp.live_state().windows,
+                };
+                cap = None;
+            } else {
+                c.downgrade(&next);
+            }
+        }
+    })
+}

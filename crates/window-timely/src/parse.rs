@@ -1,0 +1,137 @@
+//! Parsing one chunk: its elements, and the chunk's summary, which every worker gets.
+//!
+//! The summary holds what the watermark needs beyond the chunk's own elements: where in the
+//! chunk the maximum event time rises (a bounded-out-of-orderness watermark rises only there),
+//! its line count (so that a line number in a message is the input's, not the chunk's) and its
+//! bad records, at the place where they were read.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use window_core::Number;
+use window_io::batch::{Read, ReaderSource, Source};
+use window_io::{Event, EventReader, InputError, KeyDictionary, KeyId};
+
+use crate::chunks::Chunk;
+
+/// An element of a chunk, as it travels to the worker of its key.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub(crate) struct Element {
+    /// Its place among the chunk's elements, from 0.
+    pub(crate) idx: u32,
+    /// Its event time, in ms.
+    pub(crate) timestamp: i64,
+    /// Its key.
+    pub(crate) key: KeyId,
+    /// Its value.
+    pub(crate) value: Number,
+    /// Its line in the chunk as parsed (header line included), from 1.
+    pub(crate) line: u64,
+}
+
+/// A record a chunk could not read, or a failed read.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum ChunkError {
+    /// A record the reader rejected; its line is the chunk's until the worker that reports it
+    /// makes it the input's.
+    Record(InputError),
+    /// Reading failed (the message names the place); nothing follows.
+    Failed(String),
+}
+
+/// What every worker learns about a chunk.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Summary {
+    /// The chunk's index.
+    pub(crate) chunk: u64,
+    /// `(idx, t)`: element `idx` raised the chunk's maximum event time to `t`, in order.
+    pub(crate) rises: Vec<(u32, i64)>,
+    /// The chunk's physical lines, without the header line put in front.
+    pub(crate) lines: u64,
+    /// Lines put in front of the chunk's own (the CSV header): 0 or 1.
+    pub(crate) prepended: u64,
+    /// The chunk's elements.
+    pub(crate) elements: u32,
+    /// Bad records, each with the number of elements read before it.
+    pub(crate) errors: Vec<(u32, ChunkError)>,
+    /// Whether the job stops at the chunk's last error (a fatal one, or any one when the job
+    /// fails on bad input): no element after it, and no later chunk, counts.
+    pub(crate) stop: bool,
+}
+
+/// Builds a reader over a chunk's bytes (header line in front), as the job reads its input:
+/// format, fields, time unit, delimiter.
+pub type MakeReader = dyn Fn(Vec<u8>) -> EventReader + Send + Sync;
+
+/// Parses `chunk` with a reader of `make`, its keys interned in `keys`; `fail` when the first
+/// bad record stops the job.
+pub(crate) fn parse(
+    chunk: Chunk,
+    make: &MakeReader,
+    keys: &Arc<KeyDictionary>,
+    fail: bool,
+) -> (Vec<Element>, Summary) {
+    let prepended = u64::from(!chunk.header.is_empty());
+    let lines = physical_lines(&chunk.lines);
+    let mut bytes = chunk.header;
+    bytes.extend_from_slice(&chunk.lines);
+    let mut source = ReaderSource::new(make(bytes), false, Arc::clone(keys));
+    let mut summary = Summary {
+        chunk: chunk.index,
+        rises: Vec::new(),
+        lines: 0,
+        prepended,
+        elements: 0,
+        errors: Vec::new(),
+        stop: false,
+    };
+    let mut elements = Vec::new();
+    let mut batch: Vec<Event<KeyId>> = Vec::with_capacity(window_io::batch::MAX_BATCH);
+    let mut max = i64::MIN;
+    loop {
+        batch.clear();
+        let read = source.read_batch(&mut batch, window_io::batch::MAX_BATCH);
+        for e in batch.drain(..) {
+            let idx = elements.len() as u32;
+            if e.timestamp > max || idx == 0 {
+                max = max.max(e.timestamp);
+                summary.rises.push((idx, max));
+            }
+            elements.push(Element {
+                idx,
+                timestamp: e.timestamp,
+                key: e.key,
+                value: e.value,
+                line: e.line,
+            });
+        }
+        let at = elements.len() as u32;
+        match read {
+            Read::More => {}
+            Read::End => break,
+            Read::Rejected(err) => {
+                let stop = fail || err.is_fatal();
+                summary.errors.push((at, ChunkError::Record(err)));
+                if stop {
+                    summary.stop = true;
+                    break;
+                }
+            }
+            Read::Failed(message) => {
+                summary.errors.push((at, ChunkError::Failed(message)));
+                summary.stop = true;
+                break;
+            }
+        }
+    }
+    summary.elements = elements.len() as u32;
+    summary.lines = lines;
+    (elements, summary)
+}
+
+/// The physical lines of `bytes` as the readers count them: one per `\n`, and a last one
+/// without a line end.
+fn physical_lines(bytes: &[u8]) -> u64 {
+    let ends = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    ends + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}

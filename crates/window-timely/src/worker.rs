@@ -1,0 +1,328 @@
+//! One worker's share of the window computation, and the order its output rows take.
+//!
+//! Every worker sees every chunk's [`Summary`] and applies every step of the watermark, exactly
+//! where the one-worker runtime applies it (after the element that raised the maximum event
+//! time); it processes only the elements of its own keys. A key's state therefore evolves as in
+//! the one-worker runtime, so each row it emits is the one-worker runtime's row. Each row is
+//! tagged with the moment of the one-worker run that emitted it ([`Order`]): the watermark
+//! step that fired it, or the element (or bad record) that caused it. Sorting by that tag, and
+//! rows of one watermark step by window end and key text, gives one order for any number of
+//! workers.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use window_core::{
+    time, AnyWindow, ElementError, Number, Rejected, Timestamp, WindowComputation, WindowOutput,
+};
+use window_io::{InputError, KeyId};
+use window_job::JobResult;
+
+use crate::parse::{ChunkError, Element, Summary};
+
+/// When, in the one-worker run, a row was emitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct Order {
+    /// The watermark at that moment.
+    pub(crate) watermark: i64,
+    /// 0: fired by the step of the watermark to `watermark`; 1: at an element or bad record.
+    pub(crate) phase: u8,
+    /// The element's place in the chunk (phase 1).
+    pub(crate) pos: u32,
+    /// 0: a bad record read before element `pos`; 1: element `pos` itself.
+    pub(crate) sub: u8,
+}
+
+/// What a row says.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum RowKind {
+    /// A window result.
+    Result {
+        key: KeyId,
+        window: AnyWindow,
+        result: JobResult,
+        watermark: i64,
+    },
+    /// A late element, for the side output.
+    Late {
+        key: KeyId,
+        timestamp: i64,
+        value: Number,
+        watermark: i64,
+    },
+    /// A key window or slice emitted empty.
+    Emptied {
+        key: KeyId,
+        window: AnyWindow,
+        watermark: i64,
+    },
+    /// A bad record or a rejected element, for the error policy; or a failed read.
+    Error(ChunkError),
+    /// An element the computation cannot go on with: the job stops here.
+    ElementFailed { message: String, line: u64 },
+}
+
+/// One output row on its way to the writer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Row {
+    pub(crate) order: Order,
+    /// Emission order within the worker (rows of one key keep it).
+    pub(crate) seq: u64,
+    pub(crate) kind: RowKind,
+}
+
+/// The output a worker's computation writes to: rows tagged with the current [`Order`].
+#[derive(Debug, Default)]
+pub(crate) struct Tagger {
+    pub(crate) order: Order,
+    pub(crate) rows: Vec<Row>,
+    seq: u64,
+}
+
+impl Default for Order {
+    fn default() -> Self {
+        Order {
+            watermark: i64::MIN,
+            phase: 0,
+            pos: 0,
+            sub: 0,
+        }
+    }
+}
+
+impl Tagger {
+    fn push(&mut self, kind: RowKind) {
+        self.seq += 1;
+        self.rows.push(Row {
+            order: self.order,
+            seq: self.seq,
+            kind,
+        });
+    }
+}
+
+impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for Tagger {
+    fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, watermark: Timestamp) {
+        self.push(RowKind::Result {
+            key: *key,
+            window: *window,
+            result,
+            watermark,
+        });
+    }
+
+    fn late(&mut self, key: KeyId, timestamp: Timestamp, value: Number, watermark: Timestamp) {
+        self.push(RowKind::Late {
+            key,
+            timestamp,
+            value,
+            watermark,
+        });
+    }
+
+    fn emptied(&mut self, key: &KeyId, window: &AnyWindow, watermark: Timestamp) {
+        self.push(RowKind::Emptied {
+            key: *key,
+            window: *window,
+            watermark,
+        });
+    }
+}
+
+/// Turns an element the computation rejected into the error the policy gets: the element, the
+/// source's name, the line and the timestamp (the shape of the one-worker runtime's
+/// `DescribeRejection`).
+pub type Describe =
+    Box<dyn FnMut(&Rejected<KeyId, Number>, &str, u64, Timestamp) -> InputError + Send>;
+
+/// One worker's computation and where it stands in the input.
+pub(crate) struct WindowWorker<C> {
+    comp: C,
+    delay: i64,
+    /// The maximum event time so far (of every worker's elements).
+    max: Option<i64>,
+    /// The watermark applied last.
+    watermark: i64,
+    /// Lines of the chunks done.
+    lines_before: u64,
+    pub(crate) out: Tagger,
+    describe: Describe,
+    source_name: Arc<str>,
+    /// Whether this worker passes the chunks' bad records on (one worker does).
+    reporter: bool,
+    /// Whether the job stopped (a fatal error, or failing on bad input).
+    pub(crate) stopped: bool,
+    /// Elements the computation rejected.
+    pub(crate) rejected: u64,
+    /// Elements read (of every chunk done, counted once by the reporter).
+    pub(crate) events: u64,
+}
+
+impl<C> WindowWorker<C>
+where
+    C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
+{
+    /// A worker running `comp`, with a watermark `delay` ms behind the maximum event time.
+    pub(crate) fn new(
+        comp: C,
+        delay: i64,
+        describe: Describe,
+        source_name: Arc<str>,
+        reporter: bool,
+    ) -> Self {
+        Self {
+            comp,
+            delay,
+            max: None,
+            watermark: i64::MIN,
+            lines_before: 0,
+            out: Tagger::default(),
+            describe,
+            source_name,
+            reporter,
+            stopped: false,
+            rejected: 0,
+            events: 0,
+        }
+    }
+
+    /// The computation (for its metrics at the end).
+    pub(crate) fn computation(&self) -> &C {
+        &self.comp
+    }
+
+    /// Raises the maximum event time to `t` and applies the watermark step it makes, if any.
+    fn rise(&mut self, t: i64) {
+        let max = self.max.map_or(t, |m| m.max(t));
+        self.max = Some(max);
+        let w = time::sub(time::sub(max, self.delay), 1);
+        if w > self.watermark {
+            self.watermark = w;
+            self.out.order = Order {
+                watermark: w,
+                ..Order::default()
+            };
+            self.comp.process_watermark(w, &mut self.out);
+        }
+    }
+
+    /// The input's line of a chunk's line `local` (chunks before counted, header left out).
+    fn line(&self, s: &Summary, local: u64) -> u64 {
+        self.lines_before + local.saturating_sub(s.prepended)
+    }
+
+    /// Passes bad record `error` at element place `pos` on (the reporter only).
+    fn report(&mut self, s: &Summary, pos: u32, error: &ChunkError) {
+        self.out.order = Order {
+            watermark: self.watermark,
+            phase: 1,
+            pos,
+            sub: 0,
+        };
+        let error = match error {
+            ChunkError::Record(e) => {
+                let mut e = e.clone();
+                e.line = self.line(s, e.line);
+                ChunkError::Record(e)
+            }
+            ChunkError::Failed(m) => ChunkError::Failed(m.clone()),
+        };
+        self.out.push(RowKind::Error(error));
+    }
+
+    /// Processes element `e` of chunk `s` (one of this worker's keys).
+    fn element(&mut self, s: &Summary, e: &Element) {
+        self.out.order = Order {
+            watermark: self.watermark,
+            phase: 1,
+            pos: e.idx,
+            sub: 1,
+        };
+        let Err(r) = self
+            .comp
+            .process_element(e.key, e.value, e.timestamp, &mut self.out)
+        else {
+            return;
+        };
+        let line = self.line(s, e.line);
+        match r.error {
+            ElementError::MissingTimestamp
+            | ElementError::TimestampOutOfRange { .. }
+            | ElementError::InvalidDynamicGap { .. } => {
+                self.rejected += 1;
+                let err = (self.describe)(&r, &self.source_name, line, e.timestamp);
+                self.out.push(RowKind::Error(ChunkError::Record(err)));
+            }
+            error => {
+                self.out.push(RowKind::ElementFailed {
+                    message: error.to_string(),
+                    line,
+                });
+                self.stopped = true;
+            }
+        }
+    }
+
+    /// Processes chunk `s` with this worker's `elements` of it (in place order): the watermark
+    /// steps, bad records and elements in the order the one-worker runtime meets them.
+    pub(crate) fn chunk(&mut self, s: &Summary, elements: &mut [Element]) {
+        if self.stopped {
+            return;
+        }
+        elements.sort_unstable_by_key(|e| e.idx);
+        let no_errors: &[(u32, ChunkError)] = &[];
+        let errors = if self.reporter {
+            &s.errors[..]
+        } else {
+            no_errors
+        };
+        // Merged in the one-worker order: a bad record read before element `i` is (i, 0),
+        // element `i` is (i, 1), the step element `i` makes is (i, 2).
+        let (mut r, mut b, mut n) = (0, 0, 0);
+        loop {
+            let next = [
+                errors.get(b).map(|x| (x.0, 0)),
+                elements.get(n).map(|e| (e.idx, 1)),
+                s.rises.get(r).map(|x| (x.0, 2)),
+            ];
+            let Some((_, kind)) = next.into_iter().flatten().min() else {
+                break;
+            };
+            match kind {
+                0 => {
+                    self.report(s, errors[b].0, &errors[b].1);
+                    b += 1;
+                }
+                1 => {
+                    self.element(s, &elements[n]);
+                    n += 1;
+                    if self.stopped {
+                        return;
+                    }
+                }
+                _ => {
+                    self.rise(s.rises[r].1);
+                    r += 1;
+                }
+            }
+        }
+        self.lines_before += s.lines;
+        if self.reporter {
+            self.events += u64::from(s.elements);
+        }
+        self.stopped = s.stop;
+    }
+
+    /// The end of the input: the final watermark fires every window left (event time).
+    pub(crate) fn finish(&mut self) {
+        if self.stopped {
+            return;
+        }
+        self.out.order = Order {
+            watermark: i64::MAX,
+            ..Order::default()
+        };
+        self.watermark = i64::MAX;
+        self.comp.process_watermark(i64::MAX, &mut self.out);
+    }
+}

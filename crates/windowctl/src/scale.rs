@@ -1,0 +1,197 @@
+//! `windowctl run --workers N`: the job on timely dataflow ([`window_timely`]), keys partitioned
+//! across N worker threads, the output byte-identical for any N (`docs/scale-out.md`).
+
+use std::io::Cursor;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Result};
+use engine::assigners::TimeDomain;
+use engine::io::{
+    open_bytes, CsvHeader, EventReader, FieldNames, FieldUse, InputFormat, InputSpec,
+    KeyDictionary, TimeUnit,
+};
+use engine::job::{Computation, JobSpec};
+use engine::runtime::{RunStats, RuntimeError};
+use window_timely::{Describe, JobParts, TimelyConfig, TimelyError, TimelyInput};
+
+use crate::args::RunArgs;
+use crate::output::stdin_was_closed;
+use crate::plan::Plan;
+use crate::run::{error_policy, job_error, open_sink, rejection_report, report_cut_dead_letters};
+use crate::summary::{summary, Facts};
+
+/// What every worker needs of the job: its spec (for its computation), how to read a chunk,
+/// how to report a rejected element.
+struct Parts {
+    spec: JobSpec,
+    name: String,
+    format: InputFormat,
+    fields: FieldNames,
+    reads: FieldUse,
+    time_unit: TimeUnit,
+    delimiter: engine::io::Delimiter,
+    no_header: bool,
+    /// Makes the reporter of rejected elements (the one-worker runtime's, per worker).
+    describe: Box<dyn Fn() -> Describe + Send + Sync>,
+}
+
+impl JobParts for Parts {
+    type Computation = Computation<engine::io::KeyId>;
+
+    fn computation(&self) -> Self::Computation {
+        // The plan built this spec once already: it builds.
+        engine::job::build(&self.spec).expect("the planned job builds")
+    }
+
+    fn reader(&self, bytes: Vec<u8>) -> EventReader {
+        let reader = EventReader::new(
+            Cursor::new(bytes),
+            self.name.clone(),
+            self.format,
+            self.fields.clone(),
+        )
+        .reading(self.reads)
+        .with_time_unit(self.time_unit)
+        .with_delimiter(self.delimiter);
+        if self.no_header {
+            reader.with_csv_header(CsvHeader::Absent)
+        } else {
+            reader
+        }
+    }
+
+    fn describe(&self) -> Describe {
+        (self.describe)()
+    }
+}
+
+/// Refuses what the timely runtime does not run yet, naming the flag.
+fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
+    if plan.spec.time != TimeDomain::EventTime {
+        bail!("--workers runs event-time jobs only (processing time is not reproducible across workers yet); drop --workers");
+    }
+    if plan.inputs.len() != 1 {
+        bail!("--workers runs jobs of one input (several inputs are not aligned across workers yet); drop --workers or give one --input");
+    }
+    if matches!(plan.inputs[0].0, InputSpec::Socket(_)) {
+        bail!("--workers reads files and stdin, not sockets (a live input is not reproducible across workers); drop --workers");
+    }
+    if plan.watermark_interval != 0 {
+        bail!("--workers needs a watermark after every element (--watermark-interval 0, the default for files)");
+    }
+    if plan.idle_timeout.is_some() {
+        bail!("--workers does not take --idle-timeout (one input is never idle behind another)");
+    }
+    if args.checkpoint_dir.is_some() {
+        bail!("--workers does not take checkpoints yet; drop --checkpoint-dir or --workers");
+    }
+    Ok(())
+}
+
+/// Runs the planned job on `workers` timely worker threads; as `run::run` otherwise.
+///
+/// # Errors
+/// What the job cannot run with (see [`check`], a usage error), an input or output that cannot
+/// be opened, and every way a job stops early, as the single-threaded runtime reports it.
+pub(crate) fn run_timely(args: &RunArgs, plan: &Plan, workers: usize) -> Result<()> {
+    check(args, plan).map_err(crate::run::Usage::from)?;
+    let (spec, format) = &plan.inputs[0];
+    if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
+        bail!(
+            "--input -: standard input is closed (the job was started with <&-); give --input FILE"
+        );
+    }
+    let keys = KeyDictionary::shared();
+    let (bytes, _progress) = open_bytes(spec)?;
+    let name = spec.source_name();
+    let input = TimelyInput {
+        name: name.clone(),
+        bytes,
+        csv_header: *format == InputFormat::Csv && !plan.no_header,
+    };
+    let describe_plan = Arc::new(DescribePlan::of(plan));
+    let describe_keys = Arc::clone(&keys);
+    let parts = Arc::new(Parts {
+        spec: plan.spec.clone(),
+        name,
+        format: *format,
+        fields: plan.fields.clone(),
+        reads: plan.reads,
+        time_unit: plan.time_unit,
+        delimiter: plan.delimiter,
+        no_header: plan.no_header,
+        describe: Box::new(move || describe_plan.report(Arc::clone(&describe_keys))),
+    });
+    let sink = open_sink(plan, &keys, false, None)?;
+    let policy = error_policy(plan, None)?;
+    let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
+    if let Ok(bytes) = std::env::var("WINDOWCTL_CHUNK_BYTES") {
+        // For tests: small chunks make many chunk boundaries in a small input.
+        config.chunk_bytes = bytes
+            .parse()
+            .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
+    }
+    let started = Instant::now();
+    let outcome = window_timely::run(config, parts, input, Arc::clone(&keys), sink, policy)
+        .map_err(|e| anyhow!("{e}"))?;
+    let mut sink = outcome.output;
+    let flushed = sink.finish();
+    if let Some(failure) = outcome.failure {
+        flushed.ok();
+        return Err(failure_error(failure));
+    }
+    flushed?;
+    let facts = Facts {
+        source_name: plan.inputs[0].0.source_name(),
+        stats: RunStats {
+            events: outcome.events,
+            rejected: outcome.rejected,
+            skipped: outcome.policy.skipped,
+        },
+        metrics: outcome.metrics,
+        live_windows: outcome.live_windows,
+        state_line: format!("workers: {workers} (timely dataflow, one process)"),
+    };
+    summary(
+        plan,
+        &facts,
+        sink.records_written(),
+        started.elapsed(),
+        false,
+        &[],
+    );
+    report_cut_dead_letters(&outcome.policy);
+    Ok(())
+}
+
+/// A failure of the timely runtime as the single-threaded runtime's would be reported.
+fn failure_error(e: TimelyError) -> anyhow::Error {
+    match e {
+        TimelyError::Input(e) => job_error(RuntimeError::Input(e)),
+        TimelyError::Source {
+            source_name,
+            message,
+        } => job_error(RuntimeError::Source {
+            source_name,
+            message,
+        }),
+        TimelyError::Output(e) => job_error(RuntimeError::Output(e)),
+        other => anyhow!("{other}"),
+    }
+}
+
+/// What reporting a rejected element needs of the plan (it is not `Sync`).
+struct DescribePlan {
+    plan: Plan,
+}
+
+impl DescribePlan {
+    fn of(plan: &Plan) -> Self {
+        Self { plan: plan.clone() }
+    }
+
+    fn report(&self, keys: Arc<KeyDictionary>) -> Describe {
+        rejection_report(&self.plan, keys)
+    }
+}
