@@ -120,6 +120,22 @@ impl ReaderSource {
             live,
         }
     }
+
+    /// A file source over `reader` that looks keys up in `keys`, a cache kept from an earlier
+    /// source of the same dictionary (a runtime that reads an input in chunks, one reader per
+    /// chunk, keeps one cache per thread: [`ReaderSource::into_cache`]).
+    pub fn with_cache(reader: EventReader, keys: KeyCache) -> Self {
+        Self {
+            reader,
+            keys,
+            live: false,
+        }
+    }
+
+    /// The source's key cache, for the next source of the same dictionary.
+    pub fn into_cache(self) -> KeyCache {
+        self.keys
+    }
 }
 
 impl Source<KeyId, Number> for ReaderSource {

@@ -42,6 +42,9 @@ pub(crate) struct Chunker {
     chunk_bytes: usize,
     /// Whether the input is CSV with a header line that later chunks need in front.
     csv_header: bool,
+    /// Whether the input is CSV, whose quoted fields may hold line breaks: a chunk is then cut
+    /// only where the quote characters so far are even in number.
+    csv: bool,
 }
 
 impl std::fmt::Debug for Chunker {
@@ -62,8 +65,10 @@ struct State {
     end: Option<u64>,
     /// A read error, at the chunk where it happened.
     failed: Option<(u64, String)>,
-    /// The CSV header line, once chunk 0 was read.
-    header: Vec<u8>,
+    /// Whether an odd number of quote characters was read so far (CSV: inside a quoted field).
+    quoted: bool,
+    /// The CSV header line, once read.
+    header: Option<Vec<u8>>,
 }
 
 /// Whether a line (without its terminator) is blank as the readers see it: only spaces and
@@ -92,11 +97,12 @@ fn first_line(bytes: &[u8]) -> Option<&[u8]> {
 }
 
 impl Chunker {
-    /// A chunker over `input`, cutting after `chunk_bytes` bytes (at least 1); `csv_header`
-    /// when the input is CSV whose first non-blank line is a header.
+    /// A chunker over `input`, cutting after `chunk_bytes` bytes (at least 1); `csv` for a CSV
+    /// input, `csv_header` when its first non-blank line is a header.
     pub(crate) fn new(
         input: Box<dyn BufRead + Send>,
         chunk_bytes: usize,
+        csv: bool,
         csv_header: bool,
     ) -> Self {
         Self {
@@ -106,10 +112,12 @@ impl Chunker {
                 pending: BTreeMap::new(),
                 end: None,
                 failed: None,
-                header: Vec::new(),
+                quoted: false,
+                header: None,
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv_header,
+            csv,
         }
     }
 
@@ -132,10 +140,17 @@ impl Chunker {
     /// Reads the next chunk into `pending`, or records the end or a failure.
     fn read_next(&self, s: &mut State) {
         let mut lines = Vec::with_capacity(self.chunk_bytes + 4096);
-        while lines.len() < self.chunk_bytes {
+        // A line break inside a quoted CSV field is no place to cut.
+        while lines.len() < self.chunk_bytes || s.quoted {
+            let from = lines.len();
             match s.input.read_until(b'\n', &mut lines) {
                 Ok(0) => break,
-                Ok(_) => {}
+                Ok(_) => {
+                    if self.csv {
+                        let quotes = lines[from..].iter().filter(|&&b| b == b'"').count();
+                        s.quoted ^= quotes % 2 == 1;
+                    }
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     s.failed = Some((s.next, e.to_string()));
@@ -148,13 +163,16 @@ impl Chunker {
             return;
         }
         let index = s.next;
-        let header = if index == 0 {
-            if self.csv_header {
-                s.header = first_line(&lines).map(<[u8]>::to_vec).unwrap_or_default();
+        // The header is the input's first non-blank line: the chunks after the one that holds
+        // it get it in front.
+        let header = match &s.header {
+            Some(h) => h.clone(),
+            None => {
+                if self.csv_header {
+                    s.header = first_line(&lines).map(<[u8]>::to_vec);
+                }
+                Vec::new()
             }
-            Vec::new()
-        } else {
-            s.header.clone()
         };
         s.pending.insert(
             index,
@@ -176,14 +194,32 @@ mod tests {
         Chunker::new(
             Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
             bytes,
+            true,
             header,
         )
     }
 
     #[test]
+    fn a_quoted_line_break_is_never_a_cut() {
+        let text = "t,k,v\n1,\"a\nb\",1\n2,\"c\"\"\nd\",2\n3,e,3\n";
+        let c = chunker(text, 1, true);
+        let mut chunks = Vec::new();
+        for i in 0.. {
+            match c.take(i) {
+                Take::Chunk(ch) => chunks.push(String::from_utf8(ch.lines).expect("utf-8")),
+                _ => break,
+            }
+        }
+        assert_eq!(
+            chunks,
+            ["t,k,v\n", "1,\"a\nb\",1\n", "2,\"c\"\"\nd\",2\n", "3,e,3\n"]
+        );
+    }
+
+    #[test]
     fn chunks_are_whole_lines_in_any_order_of_taking() {
         let text = "t,k,v\n1,a,1\n2,b,22\n3,c,333\n4,d,4";
-        let c = chunker(text, 8, true);
+        let c = chunker(text, 7, true);
         // Taken out of order, as workers do.
         let Take::Chunk(two) = c.take(2) else {
             panic!("chunk 2")
@@ -215,12 +251,19 @@ mod tests {
 
     #[test]
     fn the_header_is_the_first_non_blank_line_and_json_has_none() {
+        // Chunk 0 is blank lines only; chunk 1 holds the header.
         let c = chunker("\n  \n\u{feff}t,k,v\r\n1,a,1\n2,a,2\n", 4, true);
-        let _ = c.take(0);
-        let Take::Chunk(later) = c.take(2) else {
-            panic!("chunk 2")
-        };
-        assert_eq!(later.header, b"t,k,v\r\n");
+        for (i, header) in [
+            (0, &b""[..]),
+            (1, b""),
+            (2, b"\xEF\xBB\xBFt,k,v\r\n"),
+            (3, b"\xEF\xBB\xBFt,k,v\r\n"),
+        ] {
+            let Take::Chunk(chunk) = c.take(i) else {
+                panic!("chunk {i}")
+            };
+            assert_eq!(chunk.header, header, "chunk {i}");
+        }
         let c = chunker("{\"t\":1}\n{\"t\":2}\n", 4, false);
         let _ = c.take(0);
         let Take::Chunk(later) = c.take(1) else {
@@ -247,7 +290,12 @@ mod tests {
                 Ok(2)
             }
         }
-        let c = Chunker::new(Box::new(std::io::BufReader::new(Failing(2))), 2, false);
+        let c = Chunker::new(
+            Box::new(std::io::BufReader::new(Failing(2))),
+            2,
+            false,
+            false,
+        );
         assert!(matches!(c.take(0), Take::Chunk(_)));
         assert!(matches!(c.take(3), Take::End));
         assert!(matches!(c.take(1), Take::Chunk(_)));

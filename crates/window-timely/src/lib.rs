@@ -43,6 +43,7 @@ use parking_lot::Mutex;
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::{Broadcast, Input};
+use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::Probe;
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 use window_core::{AnyWindow, Number, WindowComputation, WindowMetrics, WindowOutput};
@@ -50,15 +51,15 @@ use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
 pub use parse::MakeReader;
-pub use worker::Describe;
+pub use worker::{Describe, FinalSteps};
 
 use chunks::{Chunker, Take};
 use parse::{Element, Summary};
 use sink::SinkState;
 use worker::{Row, WindowWorker};
 
-/// The timestamp of the rows emitted at the end of the input (the final watermark).
-const FINAL: u64 = u64::MAX;
+/// The timestamp of the rows of the first step of the final watermark (step `k` at `FINAL + k`).
+const FINAL: u64 = u64::MAX / 2;
 
 /// How many chunks a worker may read ahead of the slowest part of the dataflow: bounds the
 /// memory of chunks read but not yet windowed and written.
@@ -135,6 +136,12 @@ pub trait JobParts: Send + Sync + 'static {
     fn reader(&self, bytes: Vec<u8>) -> window_io::EventReader;
     /// How the worker reports an element the computation rejected.
     fn describe(&self) -> Describe;
+    /// How the final watermark may go to `i64::MAX` in steps, so that the windows still open
+    /// at the end are written as they fire instead of all held at once (the rows do not
+    /// change); `None`, the default, goes there in one step.
+    fn final_steps(&self) -> Option<FinalSteps> {
+        None
+    }
 }
 
 /// The input of a job.
@@ -143,6 +150,8 @@ pub struct TimelyInput {
     pub name: String,
     /// Its bytes (decompressed), as `window_io::open_bytes` gives them.
     pub bytes: Box<dyn BufRead + Send>,
+    /// Whether it is CSV (whose quoted fields may hold line breaks, where no chunk is cut).
+    pub csv: bool,
     /// Whether it is CSV with a header line (which every chunk but the first gets in front).
     pub csv_header: bool,
 }
@@ -227,6 +236,7 @@ where
     let chunker = Arc::new(Chunker::new(
         input.bytes,
         config.chunk_bytes,
+        input.csv,
         input.csv_header,
     ));
     let name: Arc<str> = Arc::from(input.name.as_str());
@@ -302,39 +312,26 @@ where
     worker.dataflow::<u64, _, _>(|scope| {
         let elements = scope.input_from(&mut elements_in);
         let summaries = scope.input_from(&mut summaries_in).broadcast();
-        let rows = window_operator(elements, summaries, window, end_of_worker);
-        let mut held: BTreeMap<u64, Vec<Row>> = BTreeMap::new();
-        rows.probe_with(&probe).sink(
-            Exchange::new(|_: &Row| 0u64),
-            "Write",
-            move |(input, frontier)| {
-                input.for_each(|cap, data| {
-                    if let Some(&t) = cap.least() {
-                        held.entry(t).or_default().append(data);
-                    }
-                });
-                // Worker 0 writes; the others receive nothing.
-                let Some(sink) = sink.as_ref() else { return };
-                while let Some((&t, _)) = held.first_key_value() {
-                    if frontier.less_equal(&t) {
-                        break;
-                    }
-                    let rows = held.pop_first().map(|(_, r)| r).unwrap_or_default();
-                    sink.lock().write(rows);
-                }
-            },
+        let steps = shared.parts.final_steps();
+        let rows = window_operator(
+            elements,
+            summaries,
+            window,
+            steps,
+            probe.clone(),
+            end_of_worker,
         );
+        writer(rows, sink).probe_with(&probe);
     });
     let mut chunk = index as u64;
     elements_in.advance_to(chunk);
     summaries_in.advance_to(chunk);
+    let make = reader_of(&shared.parts);
+    let mut cache = window_io::KeyCache::new(Arc::clone(&shared.keys));
     while !shared.stop.load(Ordering::Relaxed) {
-        let taken = shared.chunker.take(chunk);
-        let (elements, summary) = match taken {
+        let (elements, summary) = match shared.chunker.take(chunk) {
             Take::End => break,
-            Take::Chunk(c) => {
-                parse::parse(c, &*reader_of(&shared.parts), &shared.keys, shared.fail)
-            }
+            Take::Chunk(c) => parse::parse(c, &*make, &shared.keys, &mut cache, shared.fail),
             Take::Failed(message) => (Vec::new(), failed_summary(chunk, message)),
         };
         let last = summary.stop;
@@ -387,14 +384,19 @@ fn window_operator<'s, C>(
     elements: Elements<'s>,
     summaries: Summaries<'s>,
     mut window: WindowWorker<C>,
+    steps: Option<FinalSteps>,
+    written: ProbeHandle<u64>,
     end: Arc<Mutex<WorkerEnd>>,
 ) -> Rows<'s>
 where
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult> + 'static,
 {
     let by_key = Exchange::new(|e: &Element| u64::from(e.key.index() as u32));
-    elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, _info| {
+    let scope = elements.scope();
+    elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, info| {
+        let activator = scope.activator_for(info.address);
         let mut cap = Some(cap);
+        let mut step = FINAL;
         let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
         let mut next: u64 = 0;
@@ -422,11 +424,24 @@ where
                 next += 1;
             }
             if f1.is_empty() && f2.is_empty() {
-                window.finish();
+                // One step of the final watermark per activation, and only once the writer has
+                // written the step before the last one: a step's rows are written before the
+                // next steps fire, so that they are not all held at once.
+                if step > FINAL && written.less_than(&(step - 1)) {
+                    activator.activate();
+                    return;
+                }
+                let more = window.finish_step(steps);
                 if !window.out.rows.is_empty() {
                     output
-                        .session(&c.delayed(&FINAL))
+                        .session(&c.delayed(&step))
                         .give_container(&mut window.out.rows);
+                }
+                if more {
+                    step += 1;
+                    c.downgrade(&step);
+                    activator.activate();
+                    return;
                 }
                 let comp = window.computation();
                 *end.lock() = WorkerEnd {
@@ -441,4 +456,46 @@ where
             }
         }
     })
+}
+
+/// The writer: on worker 0, each chunk's (each final step's) rows once the frontier has passed
+/// it, holding a capability for what it has not written, so that a probe after it tells what is
+/// written.
+fn writer<'s, O>(
+    rows: Rows<'s>,
+    sink: Option<Arc<Mutex<SinkState<O>>>>,
+) -> timely::dataflow::Stream<'s, u64, Vec<()>>
+where
+    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
+{
+    type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
+    rows.unary_frontier::<Nothing, _, _, _>(
+        Exchange::new(|_: &Row| 0u64),
+        "Write",
+        move |_cap, _info| {
+            let mut held: BTreeMap<u64, (Capability<u64>, Vec<Row>)> = BTreeMap::new();
+            move |(input, frontier), output| {
+                input.for_each(|cap, data| {
+                    if let (Some(&t), Some(c)) =
+                        (cap.least(), cap.retain_least(output.output_index()))
+                    {
+                        held.entry(t)
+                            .or_insert_with(|| (c, Vec::new()))
+                            .1
+                            .append(data);
+                    }
+                });
+                while let Some((&t, _)) = held.first_key_value() {
+                    if frontier.less_equal(&t) {
+                        break;
+                    }
+                    let (_cap, rows) = held.pop_first().map(|(_, r)| r).expect("a first entry");
+                    // Worker 0 writes; the others receive nothing.
+                    if let Some(sink) = sink.as_ref() {
+                        sink.lock().write(rows);
+                    }
+                }
+            }
+        },
+    )
 }

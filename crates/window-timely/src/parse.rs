@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use window_core::Number;
 use window_io::batch::{Read, ReaderSource, Source};
-use window_io::{Event, EventReader, InputError, KeyDictionary, KeyId};
+use window_io::{Event, EventReader, InputError, KeyCache, KeyDictionary, KeyId};
 
 use crate::chunks::Chunk;
 
@@ -63,19 +63,21 @@ pub(crate) struct Summary {
 /// format, fields, time unit, delimiter.
 pub type MakeReader = dyn Fn(Vec<u8>) -> EventReader + Send + Sync;
 
-/// Parses `chunk` with a reader of `make`, its keys interned in `keys`; `fail` when the first
-/// bad record stops the job.
+/// Parses `chunk` with a reader of `make`, its keys interned in `dictionary` through the
+/// worker's cache `keys`; `fail` when the first bad record stops the job.
 pub(crate) fn parse(
     chunk: Chunk,
     make: &MakeReader,
-    keys: &Arc<KeyDictionary>,
+    dictionary: &Arc<KeyDictionary>,
+    keys: &mut KeyCache,
     fail: bool,
 ) -> (Vec<Element>, Summary) {
     let prepended = u64::from(!chunk.header.is_empty());
     let lines = physical_lines(&chunk.lines);
     let mut bytes = chunk.header;
     bytes.extend_from_slice(&chunk.lines);
-    let mut source = ReaderSource::new(make(bytes), false, Arc::clone(keys));
+    let cache = std::mem::replace(keys, KeyCache::new(Arc::clone(dictionary)));
+    let mut source = ReaderSource::with_cache(make(bytes), cache);
     let mut summary = Summary {
         chunk: chunk.index,
         rises: Vec::new(),
@@ -125,6 +127,7 @@ pub(crate) fn parse(
         }
     }
     summary.elements = elements.len() as u32;
+    *keys = source.into_cache();
     summary.lines = lines;
     (elements, summary)
 }

@@ -9,7 +9,7 @@ use window_io::{ErrorPolicy, KeyDictionary, KeyId};
 use window_job::JobResult;
 
 use crate::parse::ChunkError;
-use crate::worker::{Order, Row, RowKind};
+use crate::worker::{Row, RowKind};
 use crate::TimelyError;
 
 /// The job's output and error policy, and how the run ended.
@@ -22,11 +22,19 @@ pub(crate) struct SinkState<O> {
     pub(crate) failure: Option<TimelyError>,
     /// Set when the job stops early, so that the workers stop reading.
     stop: Arc<AtomicBool>,
+    /// Key texts by key id, as far as met.
+    texts: Vec<Option<Arc<str>>>,
 }
 
-/// The canonical order of rows: by [`Order`]; rows of one watermark step by window end and key
-/// text; then each worker's emission order (rows of one key come from one worker).
-type SortKey = (Order, i64, Option<Arc<str>>, u64);
+/// The key and window of a result or an empty result.
+fn key_window(row: &Row) -> Option<(KeyId, AnyWindow)> {
+    match &row.kind {
+        RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. } => {
+            Some((*key, *window))
+        }
+        _ => None,
+    }
+}
 
 impl<O> SinkState<O>
 where
@@ -46,25 +54,47 @@ where
             source_name,
             failure: None,
             stop,
+            texts: Vec::new(),
         }
     }
 
-    fn sort_key(&self, row: &Row) -> SortKey {
-        if row.order.phase != 0 {
-            return (row.order, 0, None, row.seq);
+    /// Makes sure the sink's copy of the dictionary's texts holds `key`'s.
+    fn text(&mut self, key: KeyId) {
+        let i = key.index();
+        if i >= self.texts.len() {
+            self.texts.resize(i + 1, None);
         }
-        let (key, window) = match &row.kind {
-            RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. } => {
-                (*key, *window)
+        if self.texts[i].is_none() {
+            self.texts[i] = Some(self.keys.text(key).unwrap_or_else(|| Arc::from("")));
+        }
+    }
+
+    /// Sorts `rows` into the canonical order: by [`Order`] (each worker's rows come in that
+    /// order, so this merges them); the rows of one watermark step by window end, then key text
+    /// (Flink leaves the order of timers with one timestamp open); then each worker's emission
+    /// order (rows of one key come from one worker, in the order it emitted them).
+    fn sort(&mut self, rows: &mut [Row]) {
+        rows.sort_by_key(|r| r.order);
+        let mut i = 0;
+        while i < rows.len() {
+            let order = rows[i].order;
+            let n = rows[i..].iter().take_while(|r| r.order == order).count();
+            if order.phase == 0 && n > 1 {
+                let group = &mut rows[i..i + n];
+                for r in group.iter() {
+                    if let Some((key, _)) = key_window(r) {
+                        self.text(key);
+                    }
+                }
+                let texts = &self.texts;
+                // Stable: the emission order stays within a key's rows.
+                group.sort_by_cached_key(|r| match key_window(r) {
+                    Some((key, window)) => (window.max_timestamp(), texts[key.index()].clone()),
+                    None => (i64::MIN, None),
+                });
             }
-            _ => return (row.order, 0, None, row.seq),
-        };
-        (
-            row.order,
-            window.max_timestamp(),
-            self.keys.text(key),
-            row.seq,
-        )
+            i += n;
+        }
     }
 
     fn fail(&mut self, e: TimelyError) {
@@ -78,7 +108,7 @@ where
             return;
         }
         if rows.len() > 1 {
-            rows.sort_by_cached_key(|r| self.sort_key(r));
+            self.sort(&mut rows);
         }
         for row in rows {
             match row.kind {

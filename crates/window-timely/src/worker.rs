@@ -62,6 +62,20 @@ pub(crate) enum RowKind {
     ElementFailed { message: String, line: u64 },
 }
 
+/// How the final watermark goes to `i64::MAX` in steps (see [`WindowWorker::finish_step`]):
+/// steps of `stride` ms up to `horizon` ms past the maximum event time (a sliding window's slide
+/// and size), then `i64::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FinalSteps {
+    /// The step, in ms (positive; steps are made larger to keep their number bounded).
+    pub stride: i64,
+    /// How far past the maximum event time the last windows end, in ms.
+    pub horizon: i64,
+}
+
+/// At most this many steps of the final watermark before `i64::MAX`.
+const MAX_FINAL_STEPS: i64 = 4096;
+
 /// One output row on its way to the writer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Row {
@@ -313,16 +327,36 @@ where
         self.stopped = s.stop;
     }
 
-    /// The end of the input: the final watermark fires every window left (event time).
-    pub(crate) fn finish(&mut self) {
-        if self.stopped {
-            return;
+    /// One step of the end of the input: the final watermark, `i64::MAX`, fires every window
+    /// left (event time). With `steps` it goes there in steps (the windows of one step at a
+    /// time; the rows are the same, in the same order, as for one step to `i64::MAX`, since no
+    /// element comes in between), so that the writer can write a step's rows before the next
+    /// step fires. Returns whether another step follows.
+    pub(crate) fn finish_step(&mut self, steps: Option<FinalSteps>) -> bool {
+        if self.stopped || self.watermark == i64::MAX {
+            return false;
         }
+        let w = match (steps, self.max) {
+            (Some(s), Some(max)) if s.stride > 0 => {
+                let until = time::add(max, s.horizon);
+                // At most MAX_FINAL_STEPS steps, however small the stride.
+                let span = until.saturating_sub(self.watermark).max(0);
+                let stride = s.stride.max(span / MAX_FINAL_STEPS + 1);
+                let next = time::add(self.watermark.max(time::sub(max, s.horizon)), stride);
+                if next < until {
+                    next
+                } else {
+                    i64::MAX
+                }
+            }
+            _ => i64::MAX,
+        };
         self.out.order = Order {
-            watermark: i64::MAX,
+            watermark: w,
             ..Order::default()
         };
-        self.watermark = i64::MAX;
-        self.comp.process_watermark(i64::MAX, &mut self.out);
+        self.watermark = w;
+        self.comp.process_watermark(w, &mut self.out);
+        w != i64::MAX
     }
 }

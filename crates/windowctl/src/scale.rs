@@ -13,7 +13,7 @@ use engine::io::{
 };
 use engine::job::{Computation, JobSpec};
 use engine::runtime::{RunStats, RuntimeError};
-use window_timely::{Describe, JobParts, TimelyConfig, TimelyError, TimelyInput};
+use window_timely::{Describe, FinalSteps, JobParts, TimelyConfig, TimelyError, TimelyInput};
 
 use crate::args::RunArgs;
 use crate::output::stdin_was_closed;
@@ -64,6 +64,19 @@ impl JobParts for Parts {
     fn describe(&self) -> Describe {
         (self.describe)()
     }
+
+    /// Time windows end within a window size (a session gap) of the last element: the final
+    /// watermark goes there a slide (a size, a gap) at a time.
+    fn final_steps(&self) -> Option<FinalSteps> {
+        use engine::job::WindowSpec;
+        let (stride, horizon) = match self.spec.window {
+            WindowSpec::Tumbling { size, .. } => (size, size),
+            WindowSpec::Sliding { size, slide, .. } => (slide, size),
+            WindowSpec::Session { gap } => (gap, gap),
+            _ => return None,
+        };
+        Some(FinalSteps { stride, horizon })
+    }
 }
 
 /// Refuses what the timely runtime does not run yet, naming the flag.
@@ -108,6 +121,7 @@ pub(crate) fn run_timely(args: &RunArgs, plan: &Plan, workers: usize) -> Result<
     let input = TimelyInput {
         name: name.clone(),
         bytes,
+        csv: *format == InputFormat::Csv,
         csv_header: *format == InputFormat::Csv && !plan.no_header,
     };
     let describe_plan = Arc::new(DescribePlan::of(plan));

@@ -1,0 +1,337 @@
+//! Issue #14: `windowctl run --workers N` on timely dataflow. Random jobs give byte-identical
+//! results and late output for 1, 2 and 3 workers and for any chunk size, and the rows of the
+//! single-threaded runtime (as multisets: within one watermark step the timely runtime's order
+//! is canonical, window end then key, where the single-threaded order is the timers'); bad
+//! input lines fail at the same line, or go to the dead letters in the same order.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("windowctl-workers-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// SplitMix64: a seeded generator for the random jobs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// A CSV input in roughly increasing time with disorder (some elements far behind), negative
+/// times, integer and decimal values, and blank lines.
+fn input(rng: &mut Rng, lines: usize, keys: u64) -> String {
+    let mut text = String::from("event_time_ms,key,value\n");
+    let mut t: i64 = -500;
+    for _ in 0..lines {
+        t += rng.below(7) as i64;
+        let behind = match rng.below(10) {
+            0 => rng.below(400) as i64,
+            1 | 2 => rng.below(40) as i64,
+            _ => 0,
+        };
+        let value = if rng.below(4) == 0 {
+            format!("{}.{}", rng.below(100) as i64 - 50, rng.below(10))
+        } else {
+            (rng.below(1000) as i64 - 300).to_string()
+        };
+        text.push_str(&format!("{},k{},{value}\n", t - behind, rng.below(keys)));
+        if rng.below(50) == 0 {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn windowctl(dir: &Path, args: &[String], env: &[(&str, String)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+    c.current_dir(dir)
+        .arg("run")
+        .arg("--no-progress")
+        .args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("windowctl runs")
+}
+
+fn sorted(text: &str) -> Vec<String> {
+    let mut rows: Vec<String> = text.lines().map(str::to_owned).collect();
+    rows.sort();
+    rows
+}
+
+/// Runs `args` on the single-threaded runtime and with 1, 2 and 3 workers at two chunk sizes;
+/// asserts the outputs agree as the module doc says. Returns the single-threaded output.
+fn agree(dir: &Path, what: &str, args: &[String]) -> String {
+    let run = |extra: &[String], env: &[(&str, String)], tag: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--output".into(), format!("out-{tag}.csv")]);
+        all.extend(["--late-output".into(), format!("late-{tag}.csv")]);
+        all.extend(extra.iter().cloned());
+        let o = windowctl(dir, &all, env);
+        assert!(
+            o.status.success(),
+            "{what} {tag}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = fs::read_to_string(dir.join(format!("out-{tag}.csv"))).expect("output");
+        let late = fs::read_to_string(dir.join(format!("late-{tag}.csv"))).expect("late");
+        (out, late)
+    };
+    let (base, base_late) = run(&[], &[], "base");
+    let mut first: Option<(String, String)> = None;
+    for workers in [1, 2, 3] {
+        for chunk in [61, 1000] {
+            let tag = format!("w{workers}c{chunk}");
+            let got = run(
+                &["--workers".into(), workers.to_string()],
+                &[("WINDOWCTL_CHUNK_BYTES", chunk.to_string())],
+                &tag,
+            );
+            assert_eq!(sorted(&got.0), sorted(&base), "{what} {tag}: rows");
+            assert_eq!(
+                sorted(&got.1),
+                sorted(&base_late),
+                "{what} {tag}: late rows"
+            );
+            match &first {
+                None => first = Some(got),
+                Some(f) => {
+                    assert!(f.0 == got.0, "{what} {tag}: results not byte-identical");
+                    assert!(f.1 == got.1, "{what} {tag}: late output not byte-identical");
+                }
+            }
+        }
+    }
+    base
+}
+
+#[test]
+fn random_jobs_give_byte_identical_output_for_any_number_of_workers() {
+    let dir = scratch("random");
+    let mut nonempty = 0;
+    for seed in 0..10u64 {
+        let mut rng = Rng(seed);
+        let lines = 300 + rng.below(900) as usize;
+        let keys = 1 + rng.below(25);
+        fs::write(dir.join("in.csv"), input(&mut rng, lines, keys)).expect("input");
+        let window = match rng.below(4) {
+            0 => format!("tumbling:{}ms", 20 + rng.below(200)),
+            1 => format!("session:{}ms", 5 + rng.below(60)),
+            _ => {
+                let slide = 5 + rng.below(40);
+                format!("sliding:{}ms:{slide}ms", slide * (1 + rng.below(6)))
+            }
+        };
+        let strategy = if window.starts_with("sliding") {
+            rng.pick(&["native", "keywindow", "sliced", "sliced:changes", "auto"])
+        } else {
+            "native"
+        };
+        let agg = rng.pick(&["sum", "count", "min", "max", "mean"]);
+        let args: Vec<String> = [
+            "--input",
+            "in.csv",
+            "--window",
+            &window,
+            "--strategy",
+            strategy,
+            "--agg",
+            agg,
+            "--out-of-orderness",
+            &format!("{}ms", rng.below(30)),
+            "--allowed-lateness",
+            &format!("{}ms", rng.below(3) * rng.below(100)),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let what = format!("seed {seed}: {}", args.join(" "));
+        let base = agree(&dir, &what, &args);
+        nonempty += usize::from(base.lines().count() > 10);
+    }
+    assert!(nonempty >= 8, "the random jobs write results");
+}
+
+#[test]
+fn count_windows_evictors_triggers_and_gzip_agree_too() {
+    let dir = scratch("kinds");
+    let mut rng = Rng(99);
+    let text = input(&mut rng, 800, 7);
+    fs::write(dir.join("in.csv"), &text).expect("input");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).expect("gzip");
+    fs::write(dir.join("in.csv.gz"), gz.finish().expect("gzip")).expect("input");
+    let jobs: [&[&str]; 5] = [
+        &["--window", "count:3", "--agg", "sum"],
+        &[
+            "--window",
+            "tumbling:50ms",
+            "--trigger",
+            "continuous:10ms",
+            "--agg",
+            "max",
+        ],
+        &[
+            "--window",
+            "sliding:60ms:20ms",
+            "--evictor",
+            "count:2",
+            "--agg",
+            "mean",
+        ],
+        &[
+            "--window",
+            "tumbling:40ms",
+            "--window-all",
+            "--agg",
+            "count",
+        ],
+        &[
+            "--window",
+            "sliding:30ms:10ms",
+            "--agg",
+            "sum",
+            "--input",
+            "in.csv.gz",
+        ],
+    ];
+    for job in jobs {
+        let mut args: Vec<String> = vec!["--out-of-orderness".into(), "20ms".into()];
+        if !job.contains(&"--input") {
+            args.extend(["--input".into(), "in.csv".into()]);
+        }
+        args.extend(job.iter().map(|s| s.to_string()));
+        let base = agree(&dir, &job.join(" "), &args);
+        assert!(base.lines().count() > 10, "{job:?} writes results");
+    }
+}
+
+#[test]
+fn bad_lines_fail_at_their_line_or_go_to_the_dead_letters_in_order() {
+    let dir = scratch("bad");
+    let mut rng = Rng(7);
+    let mut text = input(&mut rng, 600, 5);
+    // Bad lines in the middle, past the first chunk boundaries.
+    let at = text
+        .match_indices('\n')
+        .nth(250)
+        .map(|(i, _)| i + 1)
+        .expect("line");
+    text.insert_str(at, "123,k1,abc\n");
+    let at = text
+        .match_indices('\n')
+        .nth(420)
+        .map(|(i, _)| i + 1)
+        .expect("line");
+    text.insert_str(at, "oops,k2,1\n");
+    fs::write(dir.join("bad.csv"), &text).expect("input");
+    let base: Vec<String> = [
+        "--input",
+        "bad.csv",
+        "--window",
+        "tumbling:25ms",
+        "--agg",
+        "sum",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let single = windowctl(&dir, &base, &[]);
+    assert_eq!(single.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&single.stderr).to_string();
+    assert!(message.contains("bad.csv:"), "{message}");
+    for workers in ["1", "3"] {
+        let mut args = base.clone();
+        args.extend(["--workers".into(), workers.into()]);
+        let o = windowctl(&dir, &args, &[("WINDOWCTL_CHUNK_BYTES", "80".into())]);
+        assert_eq!(o.status.code(), Some(1));
+        let got = String::from_utf8_lossy(&o.stderr);
+        // The same error, at the same line, and the same rows before it.
+        assert!(
+            got.contains(message.trim()),
+            "{workers} workers: {got}\nsingle: {message}"
+        );
+        assert_eq!(
+            sorted(&String::from_utf8_lossy(&o.stdout)),
+            sorted(&String::from_utf8_lossy(&single.stdout))
+        );
+    }
+    let mut skip = base.clone();
+    skip.extend(["--on-error".into(), "skip".into()]);
+    skip.extend(["--dead-letter".into(), "dead-base.csv".into()]);
+    let single = windowctl(&dir, &skip, &[]);
+    assert!(single.status.success());
+    let dead = fs::read_to_string(dir.join("dead-base.csv")).expect("dead letters");
+    assert_eq!(dead.lines().count(), 3, "{dead}");
+    for workers in ["2", "3"] {
+        let mut args = skip.clone();
+        let name = format!("dead-{workers}.csv");
+        *args.last_mut().expect("arg") = name.clone();
+        args.extend(["--workers".into(), workers.into()]);
+        let o = windowctl(&dir, &args, &[("WINDOWCTL_CHUNK_BYTES", "80".into())]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(fs::read_to_string(dir.join(&name)).expect("dead"), dead);
+        assert_eq!(
+            sorted(&String::from_utf8_lossy(&o.stdout)),
+            sorted(&String::from_utf8_lossy(&single.stdout))
+        );
+    }
+}
+
+#[test]
+fn jobs_the_timely_runtime_cannot_run_yet_are_refused_naming_the_flag() {
+    let dir = scratch("refused");
+    fs::write(dir.join("in.csv"), "event_time_ms,key,value\n1,a,1\n").expect("input");
+    let cases: [(&[&str], &str); 3] = [
+        (&["--time", "processing"], "event-time"),
+        (&["--input", "in.csv"], "one input"),
+        (
+            &["--checkpoint-dir", "ck", "--output", "o.csv"],
+            "checkpoints",
+        ),
+    ];
+    for (extra, says) in cases {
+        let mut args: Vec<String> = [
+            "--input",
+            "in.csv",
+            "--window",
+            "tumbling:5ms",
+            "--agg",
+            "sum",
+            "--workers",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let o = windowctl(&dir, &args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--workers") && err.contains(says),
+            "{extra:?}: {err}"
+        );
+    }
+}
