@@ -61,6 +61,9 @@ use worker::{Row, WindowWorker};
 /// The timestamp of the rows of the first step of the final watermark (step `k` at `FINAL + k`).
 const FINAL: u64 = u64::MAX / 2;
 
+/// How long a worker waiting for the others parks at most before it looks again.
+const PARK: std::time::Duration = std::time::Duration::from_micros(200);
+
 /// How many chunks a worker may read ahead of the slowest part of the dataflow: bounds the
 /// memory of chunks read but not yet windowed and written.
 const AHEAD_PER_WORKER: u64 = 2;
@@ -305,7 +308,8 @@ where
         shared.delay,
         shared.parts.describe(),
         Arc::clone(&shared.name),
-        index == 0,
+        index as u32,
+        Arc::clone(&shared.keys),
     );
     let sink = (index == 0).then(|| Arc::clone(&shared.sink));
     let end_of_worker = Arc::clone(&end);
@@ -345,7 +349,8 @@ where
         summaries_in.advance_to(chunk);
         let behind = chunk.saturating_sub(AHEAD_PER_WORKER * peers);
         while probe.less_than(&behind) && !shared.stop.load(Ordering::Relaxed) {
-            worker.step();
+            // Parks until a message or an activation comes (never spins).
+            worker.step_or_park(Some(PARK));
         }
     }
     drop(elements_in);
@@ -428,7 +433,8 @@ where
                 // written the step before the last one: a step's rows are written before the
                 // next steps fire, so that they are not all held at once.
                 if step > FINAL && written.less_than(&(step - 1)) {
-                    activator.activate();
+                    // Looked at again shortly; the worker parks meanwhile.
+                    activator.activate_after(PARK);
                     return;
                 }
                 let more = window.finish_step(steps);
@@ -473,16 +479,17 @@ where
         Exchange::new(|_: &Row| 0u64),
         "Write",
         move |_cap, _info| {
-            let mut held: BTreeMap<u64, (Capability<u64>, Vec<Row>)> = BTreeMap::new();
+            let mut held: BTreeMap<u64, (Capability<u64>, Vec<Vec<Row>>)> = BTreeMap::new();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     if let (Some(&t), Some(c)) =
                         (cap.least(), cap.retain_least(output.output_index()))
                     {
+                        let rows = std::mem::take(data);
                         held.entry(t)
                             .or_insert_with(|| (c, Vec::new()))
                             .1
-                            .append(data);
+                            .push(rows);
                     }
                 });
                 while let Some((&t, _)) = held.first_key_value() {

@@ -4,12 +4,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use window_core::{AnyWindow, Number, Window, WindowOutput};
+use window_core::{AnyWindow, Number, WindowOutput};
 use window_io::{ErrorPolicy, KeyDictionary, KeyId};
 use window_job::JobResult;
 
 use crate::parse::ChunkError;
-use crate::worker::{Row, RowKind};
+use crate::worker::{canonical, Row, RowKind};
 use crate::TimelyError;
 
 /// The job's output and error policy, and how the run ended.
@@ -22,18 +22,6 @@ pub(crate) struct SinkState<O> {
     pub(crate) failure: Option<TimelyError>,
     /// Set when the job stops early, so that the workers stop reading.
     stop: Arc<AtomicBool>,
-    /// Key texts by key id, as far as met.
-    texts: Vec<Option<Arc<str>>>,
-}
-
-/// The key and window of a result or an empty result.
-fn key_window(row: &Row) -> Option<(KeyId, AnyWindow)> {
-    match &row.kind {
-        RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. } => {
-            Some((*key, *window))
-        }
-        _ => None,
-    }
 }
 
 impl<O> SinkState<O>
@@ -54,46 +42,48 @@ where
             source_name,
             failure: None,
             stop,
-            texts: Vec::new(),
         }
     }
 
-    /// Makes sure the sink's copy of the dictionary's texts holds `key`'s.
-    fn text(&mut self, key: KeyId) {
-        let i = key.index();
-        if i >= self.texts.len() {
-            self.texts.resize(i + 1, None);
-        }
-        if self.texts[i].is_none() {
-            self.texts[i] = Some(self.keys.text(key).unwrap_or_else(|| Arc::from("")));
-        }
-    }
-
-    /// Sorts `rows` into the canonical order: by [`Order`] (each worker's rows come in that
-    /// order, so this merges them); the rows of one watermark step by window end, then key text
-    /// (Flink leaves the order of timers with one timestamp open); then each worker's emission
-    /// order (rows of one key come from one worker, in the order it emitted them).
-    fn sort(&mut self, rows: &mut [Row]) {
-        rows.sort_by_key(|r| r.order);
-        let mut i = 0;
-        while i < rows.len() {
-            let order = rows[i].order;
-            let n = rows[i..].iter().take_while(|r| r.order == order).count();
-            if order.phase == 0 && n > 1 {
-                let group = &mut rows[i..i + n];
-                for r in group.iter() {
-                    if let Some((key, _)) = key_window(r) {
-                        self.text(key);
-                    }
-                }
-                let texts = &self.texts;
-                // Stable: the emission order stays within a key's rows.
-                group.sort_by_cached_key(|r| match key_window(r) {
-                    Some((key, window)) => (window.max_timestamp(), texts[key.index()].clone()),
-                    None => (i64::MIN, None),
-                });
+    /// The rows of one chunk, in the canonical order: each worker's rows come in it (its
+    /// containers in the order it sent them), so this merges the workers' runs.
+    fn merged(&self, containers: Vec<Vec<Row>>) -> Vec<Row> {
+        let mut runs: Vec<(u32, Vec<Row>)> = Vec::new();
+        for c in containers {
+            let Some(worker) = c.first().map(|r| r.worker) else {
+                continue;
+            };
+            match runs.iter_mut().find(|(w, _)| *w == worker) {
+                Some((_, run)) if run.is_empty() => *run = c,
+                Some((_, run)) => run.extend(c),
+                None => runs.push((worker, c)),
             }
-            i += n;
+        }
+        if runs.len() <= 1 {
+            return runs.pop().map(|(_, r)| r).unwrap_or_default();
+        }
+        let total = runs.iter().map(|(_, r)| r.len()).sum();
+        let mut out = Vec::with_capacity(total);
+        let mut heads: Vec<std::vec::IntoIter<Row>> =
+            runs.into_iter().map(|(_, r)| r.into_iter()).collect();
+        loop {
+            let mut best: Option<usize> = None;
+            for i in 0..heads.len() {
+                let Some(row) = heads[i].as_slice().first() else {
+                    continue;
+                };
+                let better = match best.and_then(|b| heads[b].as_slice().first()) {
+                    None => true,
+                    Some(b) => canonical(row, b, &self.keys) == std::cmp::Ordering::Less,
+                };
+                if better {
+                    best = Some(i);
+                }
+            }
+            match best.and_then(|b| heads[b].next()) {
+                Some(row) => out.push(row),
+                None => return out,
+            }
         }
     }
 
@@ -102,15 +92,13 @@ where
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Writes the rows of one chunk (all workers' rows of it), in the canonical order.
-    pub(crate) fn write(&mut self, mut rows: Vec<Row>) {
+    /// Writes the rows of one chunk (all workers' rows of it, as they came), in the canonical
+    /// order.
+    pub(crate) fn write(&mut self, containers: Vec<Vec<Row>>) {
         if self.failure.is_some() {
             return;
         }
-        if rows.len() > 1 {
-            self.sort(&mut rows);
-        }
-        for row in rows {
+        for row in self.merged(containers) {
             match row.kind {
                 RowKind::Result {
                     key,

@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use window_core::{
-    time, AnyWindow, ElementError, Number, Rejected, Timestamp, WindowComputation, WindowOutput,
+    time, AnyWindow, ElementError, Number, Rejected, Timestamp, Window, WindowComputation,
+    WindowOutput,
 };
-use window_io::{InputError, KeyId};
+use window_io::{InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
 use crate::parse::{ChunkError, Element, Summary};
@@ -31,6 +32,17 @@ pub(crate) struct Order {
     pub(crate) pos: u32,
     /// 0: a bad record read before element `pos`; 1: element `pos` itself.
     pub(crate) sub: u8,
+}
+
+impl Default for Order {
+    fn default() -> Self {
+        Order {
+            watermark: i64::MIN,
+            phase: 0,
+            pos: 0,
+            sub: 0,
+        }
+    }
 }
 
 /// What a row says.
@@ -80,38 +92,159 @@ const MAX_FINAL_STEPS: i64 = 4096;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Row {
     pub(crate) order: Order,
-    /// Emission order within the worker (rows of one key keep it).
-    pub(crate) seq: u64,
+    /// The worker that emitted it (the writer merges each worker's rows, which are in order).
+    pub(crate) worker: u32,
+    /// The key's [`key_hash`] for results and empty results (0 for other rows).
+    pub(crate) hash: u64,
     pub(crate) kind: RowKind,
 }
 
-/// The output a worker's computation writes to: rows tagged with the current [`Order`].
-#[derive(Debug, Default)]
-pub(crate) struct Tagger {
-    pub(crate) order: Order,
-    pub(crate) rows: Vec<Row>,
-    seq: u64,
-}
-
-impl Default for Order {
-    fn default() -> Self {
-        Order {
-            watermark: i64::MIN,
-            phase: 0,
-            pos: 0,
-            sub: 0,
+impl Row {
+    /// The key and window of a result or an empty result.
+    pub(crate) fn key_window(&self) -> Option<(KeyId, AnyWindow)> {
+        match &self.kind {
+            RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. } => {
+                Some((*key, *window))
+            }
+            _ => None,
         }
+    }
+
+    /// The part of the canonical order a row carries: its moment, and within a watermark step
+    /// its window end and key hash (rows of other kinds do not share a step with results).
+    pub(crate) fn tie(&self) -> (Order, i64, u64) {
+        let end = self
+            .key_window()
+            .map_or(i64::MIN, |(_, w)| w.max_timestamp());
+        (self.order, end, self.hash)
     }
 }
 
+/// The canonical order of two rows of one chunk: by [`Row::tie`], then (two keys with one hash)
+/// by key text. Rows of one key compare equal: they keep their emission order.
+pub(crate) fn canonical(a: &Row, b: &Row, keys: &KeyDictionary) -> std::cmp::Ordering {
+    a.tie()
+        .cmp(&b.tie())
+        .then_with(|| match (a.key_window(), b.key_window()) {
+            (Some((x, _)), Some((y, _))) if x != y && a.order.phase == 0 => {
+                keys.text(x).cmp(&keys.text(y))
+            }
+            _ => std::cmp::Ordering::Equal,
+        })
+}
+
+/// The hash the canonical order uses within a watermark step: 64-bit FNV-1a of the key's text
+/// (a fixed, portable function, so that every worker and process and every machine orders
+/// alike).
+pub(crate) fn key_hash(text: &str) -> u64 {
+    let mut h = fnv::FnvHasher::default();
+    std::hash::Hasher::write(&mut h, text.as_bytes());
+    std::hash::Hasher::finish(&h)
+}
+
+/// The output a worker's computation writes to: rows tagged with the current [`Order`].
+#[derive(Debug)]
+pub(crate) struct Tagger {
+    pub(crate) order: Order,
+    pub(crate) rows: Vec<Row>,
+    worker: u32,
+    keys: Arc<KeyDictionary>,
+    /// [`key_hash`] by key id, as far as met.
+    hashes: Vec<Option<u64>>,
+}
+
 impl Tagger {
+    pub(crate) fn new(worker: u32, keys: Arc<KeyDictionary>) -> Self {
+        Self {
+            order: Order::default(),
+            rows: Vec::new(),
+            worker,
+            keys,
+            hashes: Vec::new(),
+        }
+    }
+
+    fn hash(&mut self, key: KeyId) -> u64 {
+        let i = key.index();
+        if let Some(Some(h)) = self.hashes.get(i) {
+            return *h;
+        }
+        let h = key_hash(&self.keys.text(key).unwrap_or_default());
+        if i >= self.hashes.len() {
+            self.hashes.resize(i + 1, None);
+        }
+        self.hashes[i] = Some(h);
+        h
+    }
+
     fn push(&mut self, kind: RowKind) {
-        self.seq += 1;
+        let hash = match &kind {
+            RowKind::Result { key, .. } | RowKind::Emptied { key, .. } if self.order.phase == 0 => {
+                self.hash(*key)
+            }
+            _ => 0,
+        };
         self.rows.push(Row {
             order: self.order,
-            seq: self.seq,
+            worker: self.worker,
+            hash,
             kind,
         });
+    }
+
+    /// Sorts the rows of each watermark step into the canonical order (stable: rows of one key
+    /// keep their emission order), so that the writer only merges the workers' rows. Sorts
+    /// small keys and moves each row once.
+    pub(crate) fn sort_steps(&mut self) {
+        let keys = &self.keys;
+        let mut order: Vec<usize> = Vec::new();
+        let mut i = 0;
+        while i < self.rows.len() {
+            let step = self.rows[i].order;
+            let n = self.rows[i..]
+                .iter()
+                .take_while(|r| r.order == step)
+                .count();
+            let group = &self.rows[i..i + n];
+            let sorted = group
+                .windows(2)
+                .all(|p| canonical(&p[0], &p[1], keys) != std::cmp::Ordering::Greater);
+            if step.phase == 0 && !sorted {
+                if order.is_empty() {
+                    order.extend(0..i);
+                }
+                let mut tied: Vec<(i64, u64, KeyId, usize)> = group
+                    .iter()
+                    .enumerate()
+                    .map(|(at, r)| {
+                        let (end, key) = r
+                            .key_window()
+                            .map_or((i64::MIN, KeyId::default()), |(k, w)| {
+                                (w.max_timestamp(), k)
+                            });
+                        (end, r.hash, key, i + at)
+                    })
+                    .collect();
+                tied.sort_unstable_by(|a, b| {
+                    (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| match a.2 == b.2 {
+                        true => a.3.cmp(&b.3),
+                        false => keys.text(a.2).cmp(&keys.text(b.2)),
+                    })
+                });
+                order.extend(tied.iter().map(|t| t.3));
+            } else if !order.is_empty() {
+                order.extend(i..i + n);
+            }
+            i += n;
+        }
+        if order.is_empty() {
+            return;
+        }
+        let mut slots: Vec<Option<Row>> = std::mem::take(&mut self.rows)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.rows = order.iter().filter_map(|&at| slots[at].take()).collect();
     }
 }
 
@@ -182,15 +315,17 @@ where
         delay: i64,
         describe: Describe,
         source_name: Arc<str>,
-        reporter: bool,
+        worker: u32,
+        keys: Arc<KeyDictionary>,
     ) -> Self {
+        let reporter = worker == 0;
         Self {
             comp,
             delay,
             max: None,
             watermark: i64::MIN,
             lines_before: 0,
-            out: Tagger::default(),
+            out: Tagger::new(worker, keys),
             describe,
             source_name,
             reporter,
@@ -311,7 +446,7 @@ where
                     self.element(s, &elements[n]);
                     n += 1;
                     if self.stopped {
-                        return;
+                        break;
                     }
                 }
                 _ => {
@@ -320,11 +455,12 @@ where
                 }
             }
         }
+        self.out.sort_steps();
         self.lines_before += s.lines;
         if self.reporter {
             self.events += u64::from(s.elements);
         }
-        self.stopped = s.stop;
+        self.stopped |= s.stop;
     }
 
     /// One step of the end of the input: the final watermark, `i64::MAX`, fires every window
@@ -357,6 +493,7 @@ where
         };
         self.watermark = w;
         self.comp.process_watermark(w, &mut self.out);
+        self.out.sort_steps();
         w != i64::MAX
     }
 }
