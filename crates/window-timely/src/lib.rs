@@ -18,7 +18,7 @@
 //!    so each key's windows fire, take late elements and clean up exactly as with one worker.
 //! 4. **One output.** Rows go to worker 0, tagged with the moment of the one-worker run that
 //!    emitted them; once its frontier passes a chunk, worker 0 sorts the chunk's rows into the
-//!    canonical order (by that moment; rows of one watermark step by window end, then key text,
+//!    canonical order (by that moment; rows of one watermark step by window end, then the FNV-1a hash of the key text,
 //!    where Flink leaves the order of timers with one timestamp open) and writes them, bad
 //!    records to the error policy in their place.
 //!
