@@ -33,6 +33,7 @@
 #![forbid(unsafe_code)]
 
 mod event_time;
+mod key_late;
 mod key_snapshot;
 mod keys;
 mod processing_time;
@@ -402,6 +403,9 @@ pub struct KeyWindows<K, T, F: AggregateFunction<T>> {
     time: Timestamp,
     /// Windows held, all keys (kept as they come and go, so that counting costs nothing).
     windows_held: usize,
+    /// In event time, once elements behind the watermark are taken
+    /// ([`InOrderWindows::accept_behind`]): the allowed lateness (`key_late`).
+    lateness: Option<i64>,
     metrics: KeyWindowMetrics,
     _element: std::marker::PhantomData<fn(&T)>,
 }
@@ -432,6 +436,7 @@ where
             retire: TimerQueue::new(),
             time: Timestamp::MIN,
             windows_held: 0,
+            lateness: None,
             metrics: KeyWindowMetrics::default(),
             _element: std::marker::PhantomData,
         }
@@ -627,8 +632,10 @@ where
             out.result(&state.key, &window, self.function.get_result(&w.acc), at);
         }
         self.metrics.results_emitted += 1;
-        // A left key window created at time t may inherit from this one while t < end + size.
-        let drop_at = g.window(start).end().saturating_add(g.size);
+        // A left key window created at time t may inherit from this one while t < end + size;
+        // an element behind the watermark, within the allowed lateness after that (`key_late`).
+        let drop_at = (g.window(start).end().saturating_add(g.size))
+            .saturating_add(self.lateness.unwrap_or(0));
         self.retire.register(drop_at, slot, start);
     }
 
@@ -701,6 +708,21 @@ where
 
     fn current_time(&self) -> Timestamp {
         KeyWindows::current_time(self)
+    }
+
+    fn accept_behind(&mut self, allowed_lateness: i64) -> bool {
+        self.lateness = Some(allowed_lateness.max(0));
+        true
+    }
+
+    fn process_behind<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
+        &mut self,
+        key: K,
+        value: T,
+        time: Timestamp,
+        out: &mut O,
+    ) -> Option<(K, T)> {
+        self.behind(key, value, time, out)
     }
 }
 
