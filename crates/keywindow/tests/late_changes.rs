@@ -373,3 +373,147 @@ fn sliced_changes_follow_the_contract_under_disorder_and_lateness() {
         }
     }
 }
+
+fn both(c: Case, steps: &[Step]) -> [(Seen, u64); 3] {
+    [
+        key_windows(c, steps),
+        sliced_changes(c, steps, 1),
+        sliced_changes(c, steps, 256),
+    ]
+}
+
+#[test]
+fn the_issue_example_in_key_window_terms() {
+    // Sliding 10 / 5, a@8=10, watermark 9 ([0,10) fires: 10), then a@7=100 behind it.
+    let case = Case {
+        size: 10,
+        slide: 5,
+        offset: 0,
+        agg: NumericAggregate::Sum,
+        lateness: 0,
+    };
+    let steps = [
+        Step::Element(8, 0, 10.0),
+        Step::Watermark(9),
+        Step::Element(7, 0, 100.0),
+    ];
+    // Lateness 0: [0,10) is cleaned up, [5,15) has not fired and takes it: there the result
+    // changes (the user saw 10 for [0,10)), and it leaves at [10,20), which is empty.
+    let rows = vec![
+        (0, 10, Some(Some(10.0)), 9),
+        (5, 15, Some(Some(110.0)), 14),
+        (10, 20, None, 19),
+    ];
+    for (seen, late) in both(case, &steps) {
+        assert_eq!((seen.0[&0].clone(), late), (rows.clone(), 0));
+    }
+    // Lateness 3: [0,10) fires again at once with it (at the watermark, 9); [5,15) then holds
+    // what [0,10) holds and is no change.
+    let case = Case {
+        lateness: 3,
+        ..case
+    };
+    let rows = vec![
+        (0, 10, Some(Some(10.0)), 9),
+        (0, 10, Some(Some(110.0)), 9),
+        (10, 20, None, 19),
+    ];
+    for (seen, late) in both(case, &steps) {
+        assert_eq!((seen.0[&0].clone(), late), (rows.clone(), 0));
+    }
+    assert_eq!(reference(case, &steps).0[&0], rows);
+}
+
+#[test]
+fn keys_updated_late_are_forgotten_after_cleanup() {
+    // Many keys, each with one element, then the same element again once its windows fired
+    // (a late update within the lateness): their state goes once cleaned up.
+    let case = Case {
+        size: 4,
+        slide: 2,
+        offset: 0,
+        agg: NumericAggregate::Count,
+        lateness: 10,
+    };
+    let mut steps = Vec::new();
+    for k in 0..10_000_u32 {
+        let t = i64::from(k) * 3;
+        steps.push(Step::Element(t, k, 1.0));
+        steps.push(Step::Watermark(t + 5));
+        steps.push(Step::Element(t, k, 1.0));
+    }
+    let g = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+    let mut kw = EventTimeKeyWindows::new(g, case.agg, case.lateness);
+    let mut sc = EventTimeSlicedWindows::new(g, case.agg, EmitMode::Changes, case.lateness);
+    let computations: [&mut dyn WindowComputation<_, _, Window = _, Output = _>; 2] =
+        [&mut kw, &mut sc];
+    for c in computations {
+        let mut out = Out::new();
+        for st in &steps {
+            match *st {
+                Step::Element(t, k, v) => c.process_element(k, v, t, &mut out).unwrap(),
+                Step::Watermark(w) => {
+                    c.process_watermark(w, &mut out);
+                }
+            }
+        }
+        let live = c.live_state();
+        assert!(live.keys < 9_000 && live.windows < 9_000, "{live:?}");
+        assert_eq!(c.metrics().late_elements, 0);
+    }
+    // The first hundred keys against the reference (which is quadratic).
+    let expected = reference(case, &steps[..300]);
+    for (seen, _) in both(case, &steps[..300]) {
+        same(case, &expected, &seen, "sparse keys");
+    }
+}
+
+#[test]
+fn a_snapshot_taken_with_late_state_restores_the_same_future() {
+    // The kept windows or changes are state: a computation restored from a snapshot taken
+    // mid-run emits what the original emits from there on.
+    let mut rng = Rng(0x005A_FE02);
+    for round in 0..200 {
+        let mut case = random_case(&mut rng);
+        case.lateness = rng.range(0, 30);
+        let delay = rng.range(0, 6);
+        let steps = random_steps(&mut rng, delay);
+        let cut = rng.range(0, steps.len() as i64) as usize;
+        let g = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+        let pairs: [[Box<dyn WindowComputation<u32, f64, Window = _, Output = _>>; 2]; 2] = [
+            std::array::from_fn(|_| {
+                Box::new(
+                    EventTimeKeyWindows::new(g, case.agg, case.lateness)
+                        .with_late_data(LateDataPolicy::SideOutput)
+                        .with_snapshots(),
+                ) as Box<_>
+            }),
+            std::array::from_fn(|_| {
+                Box::new(
+                    EventTimeSlicedWindows::new(g, case.agg, EmitMode::Changes, case.lateness)
+                        .with_late_data(LateDataPolicy::SideOutput)
+                        .with_snapshots(),
+                ) as Box<_>
+            }),
+        ];
+        for [mut original, mut restored] in pairs {
+            let mut before = Out::new();
+            for s in &steps[..cut] {
+                match *s {
+                    Step::Element(t, k, v) => {
+                        original.process_element(k, v, t, &mut before).unwrap();
+                    }
+                    Step::Watermark(w) => {
+                        original.process_watermark(w, &mut before);
+                    }
+                }
+            }
+            let mut bytes = Vec::new();
+            original.snapshot(&mut bytes).unwrap();
+            restored.restore(&bytes).unwrap();
+            let a = run(original.as_mut(), &steps[cut..]);
+            let b = run(restored.as_mut(), &steps[cut..]);
+            assert_eq!(a, b, "round {round} {case:?}");
+        }
+    }
+}
