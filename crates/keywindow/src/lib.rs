@@ -27,8 +27,9 @@
 //!
 //! [`KeyWindows`] needs its elements in time order, which processing time gives by construction
 //! (the paper's setting). [`EventTimeKeyWindows`] goes beyond the paper: it buffers elements by
-//! event time and releases them in order as the watermark passes them; elements behind the
-//! watermark are late.
+//! event time and releases them in order as the watermark passes them; an element behind the
+//! watermark is taken while a window holding it is not cleaned up, and emits the changes it
+//! causes (`docs/keywindow.md`, "Event time").
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
@@ -233,7 +234,8 @@ pub trait InOrderWindows<K, T> {
     /// [`InOrderWindows::accept_behind`] said yes: it joins every window holding `time` that has
     /// not been cleaned up (max timestamp + allowed lateness after the current time); a window
     /// that has fired fires again at once (a late firing, Flink's `EventTimeTrigger` on an
-    /// element behind the watermark). Returns the element when every window holding it is
+    /// element behind the watermark), or, for the key-window output, the fired windows whose
+    /// result the element changes are emitted (`docs/keywindow.md`, "Event time"). Returns the element when every window holding it is
     /// cleaned up (or, in a gap between windows, when `time + allowed_lateness <= current
     /// time`): it is late. The default returns every element. Elements are added out of time
     /// order: the aggregate must be commutative (every `NumericAggregate` is).
@@ -772,39 +774,7 @@ fn inheritance_source<K, A>(g: &SlidingGeometry, state: &KeyState<K, A>, left: i
 
 /// A collecting output for the unit tests: key-window results as the contract states them.
 #[cfg(test)]
-pub(crate) mod test_output {
-    use window_core::{TimeWindow, Timestamp, WindowOutput};
-
-    /// A value, or the window became empty.
-    #[derive(Clone, Debug, PartialEq)]
-    pub(crate) enum KeyWindowResult<O> {
-        Value(O),
-        Empty,
-    }
-
-    /// Results in firing order.
-    #[derive(Debug)]
-    pub(crate) struct Rows<K, O>(pub(crate) Vec<(K, TimeWindow, KeyWindowResult<O>)>);
-
-    impl<K, O> Rows<K, O> {
-        pub(crate) fn new() -> Self {
-            Self(Vec::new())
-        }
-    }
-
-    impl<K: Clone, T, O> WindowOutput<K, TimeWindow, T, O> for Rows<K, O> {
-        fn result(&mut self, key: &K, window: &TimeWindow, result: O, _: Timestamp) {
-            self.0
-                .push((key.clone(), *window, KeyWindowResult::Value(result)));
-        }
-        fn late(&mut self, _: K, _: Timestamp, _: T, _: Timestamp) {
-            unreachable!("in-order processors have no late elements")
-        }
-        fn emptied(&mut self, key: &K, window: &TimeWindow, _: Timestamp) {
-            self.0.push((key.clone(), *window, KeyWindowResult::Empty));
-        }
-    }
-}
+pub(crate) mod test_output;
 
 #[cfg(test)]
 mod tests;
