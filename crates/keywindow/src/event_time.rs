@@ -7,17 +7,18 @@
 //! it reached.
 //!
 //! A processor that takes elements behind the watermark ([`InOrderWindows::accept_behind`]:
-//! sliced windows emitting every window) gets its time moved to the watermark itself, so windows
-//! fire on time, and every element behind it, at once: it adds each to the windows that have
-//! not fired and fires again those within the allowed lateness, as Flink, and hands back the
-//! late ones (every window cleaned up).
+//! key windows and sliced windows, in both output modes) gets its time moved to the watermark
+//! itself, so windows fire on time, and every element behind it, at once: it adds each to the
+//! windows that are not cleaned up and emits what changes (sliced windows emitting every window:
+//! Flink's late firings; key windows and sliced windows emitting changes: the changes the element
+//! causes, `docs/keywindow.md`, "Event time"), and hands back the late ones (every window holding
+//! them cleaned up). Late elements are counted, and sent to the side output when late data goes
+//! there ([`LateDataPolicy::SideOutput`]).
 //!
-//! For the others (key windows, sliced windows emitting changes) an element at or behind that
-//! point when it arrives (`timestamp + allowed_lateness <= watermark`, Flink's element-lateness
-//! rule) is late. Late elements are counted, and sent to the side output when late data goes
-//! there ([`LateDataPolicy::SideOutput`]). With allowed lateness `A`, those processors' windows
-//! fire once when the watermark reaches `max_timestamp + A`, with everything that arrived in
-//! time: the content of Flink's last (late) firing, without the earlier partial firings.
+//! A processor that does not (the trait's default) gets time `watermark - allowed_lateness`: an
+//! element at or behind that point when it arrives (`timestamp + allowed_lateness <= watermark`,
+//! Flink's element-lateness rule) is late, and its windows fire once when the watermark reaches
+//! `max_timestamp + A`, with everything that arrived in time.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;

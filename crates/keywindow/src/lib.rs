@@ -27,12 +27,14 @@
 //!
 //! [`KeyWindows`] needs its elements in time order, which processing time gives by construction
 //! (the paper's setting). [`EventTimeKeyWindows`] goes beyond the paper: it buffers elements by
-//! event time and releases them in order as the watermark passes them; elements behind the
-//! watermark are late.
+//! event time and releases them in order as the watermark passes them; an element behind the
+//! watermark is taken while a window holding it is not cleaned up, and emits the changes it
+//! causes (`docs/keywindow.md`, "Event time").
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 mod event_time;
+mod key_late;
 mod key_snapshot;
 mod keys;
 mod processing_time;
@@ -232,7 +234,8 @@ pub trait InOrderWindows<K, T> {
     /// [`InOrderWindows::accept_behind`] said yes: it joins every window holding `time` that has
     /// not been cleaned up (max timestamp + allowed lateness after the current time); a window
     /// that has fired fires again at once (a late firing, Flink's `EventTimeTrigger` on an
-    /// element behind the watermark). Returns the element when every window holding it is
+    /// element behind the watermark), or, for the key-window output, the fired windows whose
+    /// result the element changes are emitted (`docs/keywindow.md`, "Event time"). Returns the element when every window holding it is
     /// cleaned up (or, in a gap between windows, when `time + allowed_lateness <= current
     /// time`): it is late. The default returns every element. Elements are added out of time
     /// order: the aggregate must be commutative (every `NumericAggregate` is).
@@ -402,6 +405,9 @@ pub struct KeyWindows<K, T, F: AggregateFunction<T>> {
     time: Timestamp,
     /// Windows held, all keys (kept as they come and go, so that counting costs nothing).
     windows_held: usize,
+    /// In event time, once elements behind the watermark are taken
+    /// ([`InOrderWindows::accept_behind`]): the allowed lateness (`key_late`).
+    lateness: Option<i64>,
     metrics: KeyWindowMetrics,
     _element: std::marker::PhantomData<fn(&T)>,
 }
@@ -432,6 +438,7 @@ where
             retire: TimerQueue::new(),
             time: Timestamp::MIN,
             windows_held: 0,
+            lateness: None,
             metrics: KeyWindowMetrics::default(),
             _element: std::marker::PhantomData,
         }
@@ -627,8 +634,10 @@ where
             out.result(&state.key, &window, self.function.get_result(&w.acc), at);
         }
         self.metrics.results_emitted += 1;
-        // A left key window created at time t may inherit from this one while t < end + size.
-        let drop_at = g.window(start).end().saturating_add(g.size);
+        // A left key window created at time t may inherit from this one while t < end + size;
+        // an element behind the watermark, within the allowed lateness after that (`key_late`).
+        let drop_at = (g.window(start).end().saturating_add(g.size))
+            .saturating_add(self.lateness.unwrap_or(0));
         self.retire.register(drop_at, slot, start);
     }
 
@@ -702,6 +711,21 @@ where
     fn current_time(&self) -> Timestamp {
         KeyWindows::current_time(self)
     }
+
+    fn accept_behind(&mut self, allowed_lateness: i64) -> bool {
+        self.lateness = Some(allowed_lateness.max(0));
+        true
+    }
+
+    fn process_behind<O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized>(
+        &mut self,
+        key: K,
+        value: T,
+        time: Timestamp,
+        out: &mut O,
+    ) -> Option<(K, T)> {
+        self.behind(key, value, time, out)
+    }
 }
 
 /// Windows the native (Flink) operator would create for a key's new element (or slice) whose
@@ -750,39 +774,7 @@ fn inheritance_source<K, A>(g: &SlidingGeometry, state: &KeyState<K, A>, left: i
 
 /// A collecting output for the unit tests: key-window results as the contract states them.
 #[cfg(test)]
-pub(crate) mod test_output {
-    use window_core::{TimeWindow, Timestamp, WindowOutput};
-
-    /// A value, or the window became empty.
-    #[derive(Clone, Debug, PartialEq)]
-    pub(crate) enum KeyWindowResult<O> {
-        Value(O),
-        Empty,
-    }
-
-    /// Results in firing order.
-    #[derive(Debug)]
-    pub(crate) struct Rows<K, O>(pub(crate) Vec<(K, TimeWindow, KeyWindowResult<O>)>);
-
-    impl<K, O> Rows<K, O> {
-        pub(crate) fn new() -> Self {
-            Self(Vec::new())
-        }
-    }
-
-    impl<K: Clone, T, O> WindowOutput<K, TimeWindow, T, O> for Rows<K, O> {
-        fn result(&mut self, key: &K, window: &TimeWindow, result: O, _: Timestamp) {
-            self.0
-                .push((key.clone(), *window, KeyWindowResult::Value(result)));
-        }
-        fn late(&mut self, _: K, _: Timestamp, _: T, _: Timestamp) {
-            unreachable!("in-order processors have no late elements")
-        }
-        fn emptied(&mut self, key: &K, window: &TimeWindow, _: Timestamp) {
-            self.0.push((key.clone(), *window, KeyWindowResult::Empty));
-        }
-    }
-}
+pub(crate) mod test_output;
 
 #[cfg(test)]
 mod tests;

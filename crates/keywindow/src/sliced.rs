@@ -253,7 +253,10 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     watermark: Option<Timestamp>,
     /// With allowed lateness: the fired windows not cleaned up yet, per key (`late`).
     retained: late::RetainedByKey<F::Acc>,
-    /// Windows in `retained`.
+    /// Changes mode with allowed lateness: the changes emitted for fired windows, per key
+    /// (`late_changes`).
+    changes: late_changes::ChangesByKey<F::Acc>,
+    /// Windows in `retained` and `changes`.
     retained_windows: usize,
     /// Idle keys that make a sweep, at least (keys still holding fired windows stay listed).
     sweep_at: usize,
@@ -320,6 +323,7 @@ where
             lateness: None,
             watermark: None,
             retained: late::RetainedByKey::default(),
+            changes: late_changes::ChangesByKey::default(),
             retained_windows: 0,
             sweep_at: 0,
             metrics: KeyWindowMetrics::default(),
@@ -354,7 +358,7 @@ where
     /// the batch.
     pub fn live_keys(&self) -> usize {
         let live = self.keys.states().filter(|s| !s.is_idle()).count()
-            + (self.retained.keys())
+            + (self.retained.keys().chain(self.changes.keys()))
                 .filter(|slot| self.keys.get(**slot).is_some_and(SliceKey::is_idle))
                 .count();
         // Batched keys not counted above (no state yet, or idle) count too, each once.
@@ -566,6 +570,7 @@ where
             self.fire = FireSchedule::new(1);
             self.live_slices = 0;
             self.retained.clear();
+            self.changes.clear();
             self.retained_windows = 0;
         }
         let sweep = IDLE_SWEEP.max(self.keys.len() / 2).max(self.sweep_at);
@@ -644,6 +649,11 @@ where
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
+        if self.fire.lowest_index().is_some() {
+            // Firings of elements behind the watermark (`late_changes`).
+            self.fire_changes_merged(time, out);
+            return;
+        }
         let mut firing = std::mem::take(&mut self.firing);
         while let Some((index, start)) = self.log.next_window() {
             if index > self.due_index || self.geometry.window(start).max_timestamp() > time {
@@ -666,6 +676,11 @@ where
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
+        if let Some(lateness) = self.retains() {
+            // The change is kept for late elements (`late_changes`).
+            self.fire_change_retaining(slot, start, lateness, out);
+            return;
+        }
         let f = &self.function;
         let Some(state) = self.keys.get_mut(slot) else {
             return; // forgotten earlier in this round
@@ -750,6 +765,7 @@ where
 
 mod in_order;
 mod late;
+mod late_changes;
 mod pending;
 mod snapshot;
 #[cfg(test)]

@@ -75,11 +75,8 @@ where
     K: Hash + Eq + Clone,
     F: AggregateFunction<T>,
 {
-    /// [`crate::InOrderWindows::accept_behind`]: yes in all-windows mode.
+    /// [`crate::InOrderWindows::accept_behind`]: yes, in both modes (changes: `late_changes`).
     pub(super) fn accept_behind(&mut self, allowed_lateness: i64) -> bool {
-        if self.emit != EmitMode::AllWindows {
-            return false;
-        }
         self.lateness = Some(allowed_lateness.max(0));
         true
     }
@@ -135,11 +132,15 @@ where
             round: 0,
             native_covered: None,
         });
-        if lateness > 0 && g.window(left).max_timestamp() <= now {
-            self.fire_late(slot, &value, left, last, lateness, out);
-        }
-        if last_fire > now {
-            self.add_behind(slot, value, time, left);
+        if self.emit == EmitMode::Changes {
+            self.changes_behind(slot, value, time, lateness, out);
+        } else {
+            if lateness > 0 && g.window(left).max_timestamp() <= now {
+                self.fire_late(slot, &value, left, last, lateness, out);
+            }
+            if last_fire > now {
+                self.add_behind(slot, value, time, left);
+            }
         }
         if self.keys.get(slot).is_some_and(SliceKey::is_idle) {
             self.idle.push(slot); // a new key holding only fired windows
@@ -199,7 +200,30 @@ where
     /// Adds the element to its slice for the windows holding it that have not fired, and makes
     /// the key fire the first of them.
     fn add_behind(&mut self, slot: u32, value: T, time: Timestamp, left: i64) {
-        let (g, f, now) = (self.geometry, &self.function, self.time);
+        let (g, now) = (self.geometry, self.time);
+        self.add_to_slice(slot, value, time);
+        let Some(state) = self.keys.get_mut(slot) else {
+            return;
+        };
+        // The first window holding the element that has not fired (max timestamp > now).
+        let first = left.max(g.left_start(now.saturating_add(1)));
+        self.metrics.native_windows += count_new_windows(
+            &mut state.native_covered,
+            g.index(first),
+            g.index(g.slot(time)),
+        );
+        if state.next.is_none_or(|n| first < n) {
+            // The old entry, if any, goes stale: `next` no longer matches it.
+            state.next = Some(first);
+            self.fire.push(g.index(first), (slot, first));
+            self.wake = self.wake.min(g.window(first).max_timestamp());
+        }
+    }
+
+    /// Adds an element behind the watermark to its slice of the key in `slot`: the open slice, a
+    /// closed one, or a new one (in time order).
+    pub(super) fn add_to_slice(&mut self, slot: u32, value: T, time: Timestamp) {
+        let f = &self.function;
         let start = TimeWindow::window_start_with_offset(time, self.slice_offset, self.slice);
         let Some(state) = self.keys.get_mut(slot) else {
             return;
@@ -223,19 +247,6 @@ where
         if created {
             self.live_slices += 1;
             self.metrics.key_windows_created += 1;
-        }
-        // The first window holding the element that has not fired (max timestamp > now).
-        let first = left.max(g.left_start(now.saturating_add(1)));
-        self.metrics.native_windows += count_new_windows(
-            &mut state.native_covered,
-            g.index(first),
-            g.index(g.slot(time)),
-        );
-        if state.next.is_none_or(|n| first < n) {
-            // The old entry, if any, goes stale: `next` no longer matches it.
-            state.next = Some(first);
-            self.fire.push(g.index(first), (slot, first));
-            self.wake = self.wake.min(g.window(first).max_timestamp());
         }
     }
 
@@ -303,6 +314,9 @@ where
         let Some(lateness) = self.retains() else {
             return false;
         };
+        if self.emit == EmitMode::Changes {
+            return self.still_retains_changes(slot, lateness);
+        }
         let Some(windows) = self.retained.get_mut(&slot) else {
             return false;
         };

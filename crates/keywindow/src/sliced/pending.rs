@@ -57,7 +57,9 @@ where
         // entry per key holding some.
         let retained = self.retained_windows * size_of::<(i64, F::Acc)>()
             + self.retained.len()
-                * (size_of::<(u32, super::late::Retained<F::Acc>)>() + MAP_ENTRY_OVERHEAD);
+                * (size_of::<(u32, super::late::Retained<F::Acc>)>() + MAP_ENTRY_OVERHEAD)
+            + self.changes.len()
+                * (size_of::<(u32, super::late_changes::Changes<F::Acc>)>() + MAP_ENTRY_OVERHEAD);
         HeldState {
             windows: windows + self.retained_windows,
             elements,

@@ -2,8 +2,8 @@
 //! closed slices (the two-stacks aggregator as it is), its next window and firing round; the
 //! firing schedule (all windows) or the slice log (changes) in firing order; the elements still
 //! batched; the time, the due-window cache, the wake time, the idle keys and the counters (see
-//! [`crate::snapshot`]); with allowed lateness the fired windows kept for late firings, by key
-//! slot. The live slice count is counted again from the keys.
+//! [`crate::snapshot`]); with allowed lateness the fired windows kept for late firings (all windows) or the
+//! changes kept for late elements (changes), by key slot. The live slice count is counted again from the keys.
 //!
 //! The cache, the wake time and the idle list decide *when* batches fold and idle keys are
 //! forgotten, which decides which slot a returning key gets: they are kept so that the restored
@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use window_core::{AggregateFunction, SnapshotError, Timestamp};
 
 use super::late::{Retained, RetainedByKey};
+use super::late_changes::{Changes, ChangesByKey};
 use super::{EmitMode, SliceFacts, SliceKey, SlicedWindows};
 use crate::keys::{KeySlots, Keyed};
 use crate::schedule::FireSchedule;
@@ -47,6 +48,7 @@ struct StateRef<'a, K, T, A> {
     time: Timestamp,
     metrics: KeyWindowMetrics,
     retained: Vec<(u32, &'a Retained<A>)>,
+    changes: Vec<(u32, &'a Changes<A>)>,
     sweep_at: usize,
 }
 
@@ -68,6 +70,7 @@ struct StateOwned<K, T, A> {
     time: Timestamp,
     metrics: KeyWindowMetrics,
     retained: Vec<(u32, Retained<A>)>,
+    changes: Vec<(u32, Changes<A>)>,
     sweep_at: usize,
 }
 
@@ -116,6 +119,11 @@ where
                 r.sort_unstable_by_key(|e| e.0);
                 r
             },
+            changes: {
+                let mut c: Vec<_> = self.changes.iter().map(|(s, w)| (*s, w)).collect();
+                c.sort_unstable_by_key(|e| e.0);
+                c
+            },
             sweep_at: self.sweep_at,
         };
         snapshot::write(out, &self.header(), &state)
@@ -134,7 +142,12 @@ where
                 || w.is_empty()
                 || w.iter().zip(w.iter().skip(1)).any(|(a, b)| a.0 >= b.0)
         });
-        if torn {
+        let torn_changes = state.changes.iter().any(|(slot, c)| {
+            state.keys.get(*slot).is_none()
+                || c.is_empty()
+                || c.iter().zip(c.iter().skip(1)).any(|(a, b)| a.0 >= b.0)
+        });
+        if torn || torn_changes {
             return Err(SnapshotError::Invalid(format!(
                 "{KIND} snapshot torn: fired windows of no key or out of order"
             )));
@@ -159,7 +172,9 @@ where
         self.batch_slots.clear();
         self.time = state.time;
         self.metrics = state.metrics;
-        self.retained_windows = state.retained.iter().map(|(_, w)| w.len()).sum();
+        self.retained_windows = state.retained.iter().map(|(_, w)| w.len()).sum::<usize>()
+            + state.changes.iter().map(|(_, c)| c.len()).sum::<usize>();
+        self.changes = state.changes.into_iter().collect::<ChangesByKey<F::Acc>>();
         self.retained = state
             .retained
             .into_iter()
