@@ -64,6 +64,9 @@ const FINAL: u64 = u64::MAX / 2;
 /// How long a worker waiting for the others parks at most before it looks again.
 const PARK: std::time::Duration = std::time::Duration::from_micros(200);
 
+/// Parsed chunks a worker's parser thread may hold ready.
+const PARSED_AHEAD: usize = 2;
+
 /// How many chunks a worker may read ahead of the slowest part of the dataflow: bounds the
 /// memory of chunks read but not yet windowed and written.
 const AHEAD_PER_WORKER: u64 = 2;
@@ -330,15 +333,15 @@ where
     let mut chunk = index as u64;
     elements_in.advance_to(chunk);
     summaries_in.advance_to(chunk);
-    let make = reader_of(&shared.parts);
-    let mut cache = window_io::KeyCache::new(Arc::clone(&shared.keys));
+    let mut feed = Feed::start(shared, index as u64, peers);
     while !shared.stop.load(Ordering::Relaxed) {
-        let (elements, summary) = match shared.chunker.take(chunk) {
-            Take::End => break,
-            Take::Chunk(c) => parse::parse(c, &*make, &shared.keys, &mut cache, shared.fail),
-            Take::Failed(message) => (Vec::new(), failed_summary(chunk, message)),
+        let Some((elements, summary)) = feed.next() else {
+            break;
         };
         let last = summary.stop;
+        chunk = summary.chunk;
+        elements_in.advance_to(chunk);
+        summaries_in.advance_to(chunk);
         elements_in.send_batch(&mut { elements });
         summaries_in.send(summary);
         if last {
@@ -353,11 +356,121 @@ where
             worker.step_or_park(Some(PARK));
         }
     }
+    drop(feed);
     drop(elements_in);
     drop(summaries_in);
     while worker.step_or_park(None) {}
     let mut end = end.lock();
     std::mem::take(&mut *end)
+}
+
+/// A worker's parsed chunks: parsed on a thread of their own, a few chunks ahead, so that
+/// parsing and windowing use two cores even with one worker (as the single-threaded runtime's
+/// reader thread does); parsed in place if that thread cannot be started.
+enum Feed<P: JobParts> {
+    Thread {
+        parsed: crossbeam_channel::Receiver<(Vec<Element>, Summary)>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    },
+    Inline(Parser<P>),
+}
+
+/// What parsing a worker's chunks needs.
+struct Parser<P> {
+    chunker: Arc<Chunker>,
+    parts: Arc<P>,
+    keys: Arc<KeyDictionary>,
+    stop: Arc<AtomicBool>,
+    fail: bool,
+    cache: window_io::KeyCache,
+    chunk: u64,
+    peers: u64,
+    done: bool,
+}
+
+impl<P: JobParts> Parser<P> {
+    /// A parser of chunks `first`, `first + peers` ...
+    fn new<O>(shared: &Shared<P, O>, first: u64, peers: u64) -> Self {
+        Self {
+            chunker: Arc::clone(&shared.chunker),
+            parts: Arc::clone(&shared.parts),
+            keys: Arc::clone(&shared.keys),
+            stop: Arc::clone(&shared.stop),
+            fail: shared.fail,
+            cache: window_io::KeyCache::new(Arc::clone(&shared.keys)),
+            chunk: first,
+            peers,
+            done: false,
+        }
+    }
+
+    /// The next chunk of this worker, parsed; `None` at the end (or once the job stops).
+    fn next(&mut self) -> Option<(Vec<Element>, Summary)> {
+        if self.done || self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let parsed = match self.chunker.take(self.chunk) {
+            Take::End => None,
+            Take::Chunk(c) => {
+                let make = reader_of(&self.parts);
+                Some(parse::parse(
+                    c,
+                    &*make,
+                    &self.keys,
+                    &mut self.cache,
+                    self.fail,
+                ))
+            }
+            Take::Failed(message) => Some((Vec::new(), failed_summary(self.chunk, message))),
+        };
+        self.chunk += self.peers;
+        self.done = parsed.as_ref().is_none_or(|p| p.1.stop);
+        parsed
+    }
+}
+
+impl<P: JobParts> Feed<P> {
+    fn start<O>(shared: &Shared<P, O>, first: u64, peers: u64) -> Self {
+        let mut parser = Parser::new(shared, first, peers);
+        let (to_worker, parsed) = crossbeam_channel::bounded(PARSED_AHEAD);
+        let spawned = std::thread::Builder::new()
+            .name(format!("parse-{first}"))
+            .spawn(move || {
+                while let Some(p) = parser.next() {
+                    if to_worker.send(p).is_err() {
+                        break;
+                    }
+                }
+            });
+        match spawned {
+            Ok(thread) => Feed::Thread {
+                parsed,
+                thread: Some(thread),
+            },
+            // The closure (and the parser in it) is gone with the failed spawn: start over.
+            Err(_) => Feed::Inline(Parser::new(shared, first, peers)),
+        }
+    }
+
+    fn next(&mut self) -> Option<(Vec<Element>, Summary)> {
+        match self {
+            Feed::Thread { parsed, .. } => parsed.recv().ok(),
+            Feed::Inline(p) => p.next(),
+        }
+    }
+}
+
+impl<P: JobParts> Drop for Feed<P> {
+    fn drop(&mut self) {
+        if let Feed::Thread { parsed, thread } = self {
+            // Dropping the receiver ends the parser at its next send.
+            let (_, closed) = crossbeam_channel::bounded(0);
+            drop(std::mem::replace(parsed, closed));
+            if let Some(t) = thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
 }
 
 /// The chunk reader of the job (a closure over its parts).

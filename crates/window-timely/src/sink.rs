@@ -47,32 +47,33 @@ where
 
     /// The rows of one chunk, in the canonical order: each worker's rows come in it (its
     /// containers in the order it sent them), so this merges the workers' runs.
-    fn merged(&self, containers: Vec<Vec<Row>>) -> Vec<Row> {
-        let mut runs: Vec<(u32, Vec<Row>)> = Vec::new();
+    fn merged(&self, containers: Vec<Vec<Row>>) -> Vec<Vec<Row>> {
+        let mut runs: Vec<(u32, Vec<Vec<Row>>)> = Vec::new();
         for c in containers {
             let Some(worker) = c.first().map(|r| r.worker) else {
                 continue;
             };
             match runs.iter_mut().find(|(w, _)| *w == worker) {
-                Some((_, run)) if run.is_empty() => *run = c,
-                Some((_, run)) => run.extend(c),
-                None => runs.push((worker, c)),
+                Some((_, run)) => run.push(c),
+                None => runs.push((worker, vec![c])),
             }
         }
         if runs.len() <= 1 {
+            // One worker's rows: in order as they are.
             return runs.pop().map(|(_, r)| r).unwrap_or_default();
         }
-        let total = runs.iter().map(|(_, r)| r.len()).sum();
+        let total = runs.iter().flat_map(|(_, r)| r).map(Vec::len).sum();
         let mut out = Vec::with_capacity(total);
-        let mut heads: Vec<std::vec::IntoIter<Row>> =
-            runs.into_iter().map(|(_, r)| r.into_iter()).collect();
+        let mut heads: Vec<std::iter::Flatten<std::vec::IntoIter<Vec<Row>>>> = runs
+            .into_iter()
+            .map(|(_, r)| r.into_iter().flatten())
+            .collect();
+        let mut next: Vec<Option<Row>> = heads.iter_mut().map(Iterator::next).collect();
         loop {
             let mut best: Option<usize> = None;
-            for i in 0..heads.len() {
-                let Some(row) = heads[i].as_slice().first() else {
-                    continue;
-                };
-                let better = match best.and_then(|b| heads[b].as_slice().first()) {
+            for (i, row) in next.iter().enumerate() {
+                let Some(row) = row else { continue };
+                let better = match best.and_then(|b| next[b].as_ref()) {
                     None => true,
                     Some(b) => canonical(row, b, &self.keys) == std::cmp::Ordering::Less,
                 };
@@ -80,10 +81,11 @@ where
                     best = Some(i);
                 }
             }
-            match best.and_then(|b| heads[b].next()) {
-                Some(row) => out.push(row),
-                None => return out,
-            }
+            let Some(b) = best else {
+                return vec![out];
+            };
+            let row = std::mem::replace(&mut next[b], heads[b].next());
+            out.extend(row);
         }
     }
 
@@ -98,7 +100,7 @@ where
         if self.failure.is_some() {
             return;
         }
-        for row in self.merged(containers) {
+        for row in self.merged(containers).into_iter().flatten() {
             match row.kind {
                 RowKind::Result {
                     key,

@@ -100,6 +100,16 @@ pub(crate) struct Row {
 }
 
 impl Row {
+    /// What stands in for a row moved out (never sent).
+    fn moved() -> Self {
+        Row {
+            order: Order::default(),
+            worker: 0,
+            hash: 0,
+            kind: RowKind::Error(ChunkError::Failed(String::new())),
+        }
+    }
+
     /// The key and window of a result or an empty result.
     pub(crate) fn key_window(&self) -> Option<(KeyId, AnyWindow)> {
         match &self.kind {
@@ -240,11 +250,12 @@ impl Tagger {
         if order.is_empty() {
             return;
         }
-        let mut slots: Vec<Option<Row>> = std::mem::take(&mut self.rows)
-            .into_iter()
-            .map(Some)
+        // Each row moved once, a cheap stand-in left behind.
+        let mut from = std::mem::take(&mut self.rows);
+        self.rows = order
+            .iter()
+            .map(|&at| std::mem::replace(&mut from[at], Row::moved()))
             .collect();
-        self.rows = order.iter().filter_map(|&at| slots[at].take()).collect();
     }
 }
 
