@@ -17,6 +17,7 @@ mod lines;
 mod parse;
 mod policy;
 mod reader;
+pub use reader::CsvQuotes;
 mod rows;
 pub mod sink;
 pub mod source;

@@ -624,6 +624,42 @@ fn scan_quotes(mut state: Scan, bytes: &[u8], delimiter: u8) -> Scan {
     state
 }
 
+/// Where a CSV byte stream stands with respect to quoted fields, by the rule this crate's CSV
+/// reader joins lines with (csv-core's: a quote opens a quoted field only at the start of a
+/// field, `""` in one is a quote): for a runtime that cuts an input into chunks of lines and
+/// must not cut inside a record (`window-timely`).
+#[derive(Clone, Copy, Debug)]
+pub struct CsvQuotes {
+    state: Scan,
+    delimiter: u8,
+}
+
+impl CsvQuotes {
+    /// At the start of a stream whose fields are split at `delimiter`.
+    #[must_use]
+    pub fn new(delimiter: u8) -> Self {
+        Self {
+            state: Scan::FieldStart,
+            delimiter,
+        }
+    }
+
+    /// Reads `bytes` (a whole line with its terminator, or any part of the stream).
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.state == Scan::FieldStart && memchr::memchr(b'"', bytes).is_none() {
+            return;
+        }
+        self.state = scan_quotes(self.state, bytes, self.delimiter);
+    }
+
+    /// Whether the stream read so far ends inside a quoted field: a line end there is not the
+    /// end of a record.
+    #[must_use]
+    pub fn in_quotes(&self) -> bool {
+        self.state == Scan::Quoted
+    }
+}
+
 /// Whether a CSV line ends inside a quoted field (its record goes on on the next line).
 #[inline]
 fn quote_open(line: &[u8], delimiter: u8) -> bool {

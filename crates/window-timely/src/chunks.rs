@@ -42,9 +42,6 @@ pub(crate) struct Chunker {
     chunk_bytes: usize,
     /// Whether the input is CSV with a header line that later chunks need in front.
     csv_header: bool,
-    /// Whether the input is CSV, whose quoted fields may hold line breaks: a chunk is then cut
-    /// only where the quote characters so far are even in number.
-    csv: bool,
 }
 
 impl std::fmt::Debug for Chunker {
@@ -65,8 +62,10 @@ struct State {
     end: Option<u64>,
     /// A read error, at the chunk where it happened.
     failed: Option<(u64, String)>,
-    /// Whether an odd number of quote characters was read so far (CSV: inside a quoted field).
-    quoted: bool,
+    /// For CSV (whose quoted fields may hold line breaks): where the stream read so far stands
+    /// with respect to quoted fields, by the CSV reader's own rule; a chunk is cut only at a
+    /// line end outside quotes.
+    quotes: Option<window_io::CsvQuotes>,
     /// The CSV header line, once read.
     header: Option<Vec<u8>>,
 }
@@ -97,12 +96,12 @@ fn first_line(bytes: &[u8]) -> Option<&[u8]> {
 }
 
 impl Chunker {
-    /// A chunker over `input`, cutting after `chunk_bytes` bytes (at least 1); `csv` for a CSV
-    /// input, `csv_header` when its first non-blank line is a header.
+    /// A chunker over `input`, cutting after `chunk_bytes` bytes (at least 1); `csv`: a CSV
+    /// input's delimiter; `csv_header` when its first non-blank line is a header.
     pub(crate) fn new(
         input: Box<dyn BufRead + Send>,
         chunk_bytes: usize,
-        csv: bool,
+        csv: Option<u8>,
         csv_header: bool,
     ) -> Self {
         Self {
@@ -112,12 +111,11 @@ impl Chunker {
                 pending: BTreeMap::new(),
                 end: None,
                 failed: None,
-                quoted: false,
+                quotes: csv.map(window_io::CsvQuotes::new),
                 header: None,
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv_header,
-            csv,
         }
     }
 
@@ -141,25 +139,31 @@ impl Chunker {
     fn read_next(&self, s: &mut State) {
         let mut lines = Vec::with_capacity(self.chunk_bytes + 4096);
         // A line break inside a quoted CSV field is no place to cut.
-        while lines.len() < self.chunk_bytes || s.quoted {
+        let quoted = |s: &State| s.quotes.is_some_and(|q| q.in_quotes());
+        while lines.len() < self.chunk_bytes || quoted(s) {
             let from = lines.len();
             match s.input.read_until(b'\n', &mut lines) {
                 Ok(0) => break,
                 Ok(_) => {
-                    if self.csv {
-                        let quotes = lines[from..].iter().filter(|&&b| b == b'"').count();
-                        s.quoted ^= quotes % 2 == 1;
+                    if let Some(q) = s.quotes.as_mut() {
+                        q.feed(&lines[from..]);
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    s.failed = Some((s.next, e.to_string()));
-                    return;
+                    // The complete lines read before the failure are read as the one-reader
+                    // runtime reads them; the failure is the next chunk's.
+                    let whole = lines.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                    lines.truncate(whole);
+                    s.failed = Some((s.next + u64::from(!lines.is_empty()), e.to_string()));
+                    break;
                 }
             }
         }
         if lines.is_empty() {
-            s.end = Some(s.next);
+            if s.failed.is_none() {
+                s.end = Some(s.next);
+            }
             return;
         }
         let index = s.next;
@@ -194,9 +198,28 @@ mod tests {
         Chunker::new(
             Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
             bytes,
-            true,
+            Some(b','),
             header,
         )
+    }
+
+    #[test]
+    fn a_quote_inside_an_unquoted_field_opens_nothing() {
+        // `a"b` is taken literally by the CSV reader; the record after it is quoted over two
+        // lines and must stay whole.
+        let text = "t,k,v\n1,a\"b,1\n2,\"x\ny\",2\n3,c,3\n";
+        let c = chunker(text, 1, true);
+        let mut chunks = Vec::new();
+        for i in 0.. {
+            match c.take(i) {
+                Take::Chunk(ch) => chunks.push(String::from_utf8(ch.lines).expect("utf-8")),
+                _ => break,
+            }
+        }
+        assert_eq!(
+            chunks,
+            ["t,k,v\n", "1,a\"b,1\n", "2,\"x\ny\",2\n", "3,c,3\n"]
+        );
     }
 
     #[test]
@@ -293,7 +316,7 @@ mod tests {
         let c = Chunker::new(
             Box::new(std::io::BufReader::new(Failing(2))),
             2,
-            false,
+            None,
             false,
         );
         assert!(matches!(c.take(0), Take::Chunk(_)));

@@ -18,7 +18,7 @@
 //!    so each key's windows fire, take late elements and clean up exactly as with one worker.
 //! 4. **One output.** Rows go to worker 0, tagged with the moment of the one-worker run that
 //!    emitted them; once its frontier passes a chunk, worker 0 sorts the chunk's rows into the
-//!    canonical order (by that moment; rows of one watermark step by window end, then the FNV-1a hash of the key text,
+//!    canonical order (by that moment; rows of one watermark step by window end, then by the key's first appearance in the input,
 //!    where Flink leaves the order of timers with one timestamp open) and writes them, bad
 //!    records to the error policy in their place.
 //!
@@ -148,6 +148,17 @@ pub trait JobParts: Send + Sync + 'static {
     fn final_steps(&self) -> Option<FinalSteps> {
         None
     }
+    /// The most window states (and elements held) a worker may hold, checked after each chunk
+    /// and each step of the final watermark; over it the job stops there with an error. `None`,
+    /// the default: no limit.
+    fn max_held(&self) -> Option<usize> {
+        None
+    }
+    /// Whether the job was asked to stop (SIGINT, SIGTERM): looked at between chunks; the job
+    /// then stops as if its input ended there, without the final watermark.
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// The input of a job.
@@ -156,8 +167,9 @@ pub struct TimelyInput {
     pub name: String,
     /// Its bytes (decompressed), as `window_io::open_bytes` gives them.
     pub bytes: Box<dyn BufRead + Send>,
-    /// Whether it is CSV (whose quoted fields may hold line breaks, where no chunk is cut).
-    pub csv: bool,
+    /// For CSV, its field delimiter (quoted fields may hold line breaks, where no chunk is
+    /// cut); `None` for JSON lines.
+    pub csv_delimiter: Option<u8>,
     /// Whether it is CSV with a header line (which every chunk but the first gets in front).
     pub csv_header: bool,
 }
@@ -188,6 +200,8 @@ pub struct Outcome<O> {
     pub live_windows: usize,
     /// Why the job stopped early, if it did (the output holds every row before that point).
     pub failure: Option<TimelyError>,
+    /// Whether it stopped because [`JobParts::interrupted`] said so.
+    pub interrupted: bool,
 }
 
 /// One worker's counters at its end.
@@ -235,18 +249,19 @@ where
     let sink = Arc::new(Mutex::new(SinkState::new(
         output,
         policy,
-        Arc::clone(&keys),
         input.name.clone(),
         Arc::clone(&stop),
     )));
     let chunker = Arc::new(Chunker::new(
         input.bytes,
         config.chunk_bytes,
-        input.csv,
+        input.csv_delimiter,
         input.csv_header,
     ));
     let name: Arc<str> = Arc::from(input.name.as_str());
+    let interrupted = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared {
+        interrupted: Arc::clone(&interrupted),
         parts,
         chunker,
         keys,
@@ -279,11 +294,14 @@ where
         metrics: total.metrics,
         live_windows: total.live_windows,
         failure: sink.failure,
+        interrupted: interrupted.load(Ordering::Relaxed),
     })
 }
 
 /// What every worker shares.
 struct Shared<P, O> {
+    /// Set once [`JobParts::interrupted`] said so.
+    interrupted: Arc<AtomicBool>,
     parts: Arc<P>,
     chunker: Arc<Chunker>,
     keys: Arc<KeyDictionary>,
@@ -306,28 +324,29 @@ where
     let mut summaries_in = InputHandleVec::<u64, Summary>::new();
     let probe = ProbeHandle::new();
     let end = Arc::new(Mutex::new(WorkerEnd::default()));
-    let window = WindowWorker::new(
+    let mut window = WindowWorker::new(
         shared.parts.computation(),
         shared.delay,
         shared.parts.describe(),
         Arc::clone(&shared.name),
         index as u32,
-        Arc::clone(&shared.keys),
     );
+    // Each worker holds its share of the limit.
+    window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     let sink = (index == 0).then(|| Arc::clone(&shared.sink));
     let end_of_worker = Arc::clone(&end);
     worker.dataflow::<u64, _, _>(|scope| {
         let elements = scope.input_from(&mut elements_in);
         let summaries = scope.input_from(&mut summaries_in).broadcast();
         let steps = shared.parts.final_steps();
-        let rows = window_operator(
-            elements,
-            summaries,
-            window,
+        let ctx = OperatorContext {
             steps,
-            probe.clone(),
-            end_of_worker,
-        );
+            written: probe.clone(),
+            interrupted: Arc::clone(&shared.interrupted),
+            parts: Arc::clone(&shared.parts),
+            end: end_of_worker,
+        };
+        let rows = window_operator(elements, summaries, window, ctx);
         writer(rows, sink).probe_with(&probe);
     });
     let mut chunk = index as u64;
@@ -335,7 +354,7 @@ where
     summaries_in.advance_to(chunk);
     let mut feed = Feed::start(shared, index as u64, peers);
     while !shared.stop.load(Ordering::Relaxed) {
-        let Some((elements, summary)) = feed.next() else {
+        let Some((elements, summary)) = feed.next(shared) else {
             break;
         };
         let last = summary.stop;
@@ -452,10 +471,25 @@ impl<P: JobParts> Feed<P> {
         }
     }
 
-    fn next(&mut self) -> Option<(Vec<Element>, Summary)> {
-        match self {
-            Feed::Thread { parsed, .. } => parsed.recv().ok(),
-            Feed::Inline(p) => p.next(),
+    /// The next parsed chunk; `None` at the end, or once the job is interrupted (looked at
+    /// every 100 ms while the parser waits for input: stdin may block).
+    fn next<O>(&mut self, shared: &Shared<P, O>) -> Option<(Vec<Element>, Summary)> {
+        loop {
+            if shared.parts.interrupted() {
+                shared.interrupted.store(true, Ordering::Relaxed);
+                shared.stop.store(true, Ordering::Relaxed);
+                return None;
+            }
+            match self {
+                Feed::Thread { parsed, .. } => {
+                    match parsed.recv_timeout(std::time::Duration::from_millis(100)) {
+                        Ok(p) => return Some(p),
+                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return None,
+                    }
+                }
+                Feed::Inline(p) => return p.next(),
+            }
         }
     }
 }
@@ -463,10 +497,11 @@ impl<P: JobParts> Feed<P> {
 impl<P: JobParts> Drop for Feed<P> {
     fn drop(&mut self) {
         if let Feed::Thread { parsed, thread } = self {
-            // Dropping the receiver ends the parser at its next send.
+            // Dropping the receiver ends the parser at its next send; a parser blocked on its
+            // input (stdin) is not waited for.
             let (_, closed) = crossbeam_channel::bounded(0);
             drop(std::mem::replace(parsed, closed));
-            if let Some(t) = thread.take() {
+            if let Some(t) = thread.take().filter(|t| t.is_finished()) {
                 let _ = t.join();
             }
         }
@@ -487,7 +522,7 @@ fn failed_summary(chunk: u64, message: String) -> Summary {
         lines: 0,
         prepended: 0,
         elements: 0,
-        errors: vec![(0, parse::ChunkError::Failed(message))],
+        errors: vec![(0, parse::ChunkError::ReadFailed(message))],
         stop: true,
     }
 }
@@ -496,19 +531,39 @@ type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Element>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
 type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<Row>>;
 
+/// What the window operator needs besides its inputs and its computation.
+struct OperatorContext<P> {
+    /// How the final watermark goes in steps.
+    steps: Option<FinalSteps>,
+    /// The probe after the writer: what is written.
+    written: ProbeHandle<u64>,
+    /// Set when the job is interrupted.
+    interrupted: Arc<AtomicBool>,
+    /// The job's parts (asked whether the job is interrupted).
+    parts: Arc<P>,
+    /// Where the worker's counters go at its end.
+    end: Arc<Mutex<WorkerEnd>>,
+}
+
 /// The window operator: elements by key, summaries from every worker; rows out at the chunk's
 /// timestamp (at [`FINAL`] for the final watermark's).
-fn window_operator<'s, C>(
+fn window_operator<'s, P, C>(
     elements: Elements<'s>,
     summaries: Summaries<'s>,
     mut window: WindowWorker<C>,
-    steps: Option<FinalSteps>,
-    written: ProbeHandle<u64>,
-    end: Arc<Mutex<WorkerEnd>>,
+    ctx: OperatorContext<P>,
 ) -> Rows<'s>
 where
+    P: JobParts<Computation = C>,
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult> + 'static,
 {
+    let OperatorContext {
+        steps,
+        written,
+        interrupted,
+        parts,
+        end,
+    } = ctx;
     let by_key = Exchange::new(|e: &Element| u64::from(e.key.index() as u32));
     let scope = elements.scope();
     elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, info| {
@@ -549,6 +604,11 @@ where
                     // Looked at again shortly; the worker parks meanwhile.
                     activator.activate_after(PARK);
                     return;
+                }
+                if interrupted.load(Ordering::Relaxed) || parts.interrupted() {
+                    interrupted.store(true, Ordering::Relaxed);
+                    // Stopped by a signal: no final watermark, as on one thread.
+                    window.stopped = true;
                 }
                 let more = window.finish_step(steps);
                 if !window.out.rows.is_empty() {

@@ -37,6 +37,9 @@ pub(crate) enum ChunkError {
     Record(InputError),
     /// Reading failed (the message names the place); nothing follows.
     Failed(String),
+    /// Reading the input failed after the chunks before this one (the message is the I/O
+    /// error's); the worker that reports it names the line, as the one-reader runtime does.
+    ReadFailed(String),
 }
 
 /// What every worker learns about a chunk.

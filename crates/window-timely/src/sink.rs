@@ -5,18 +5,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use window_core::{AnyWindow, Number, WindowOutput};
-use window_io::{ErrorPolicy, KeyDictionary, KeyId};
+use window_io::{ErrorPolicy, KeyId};
 use window_job::JobResult;
 
 use crate::parse::ChunkError;
-use crate::worker::{canonical, Row, RowKind};
+use crate::worker::{Row, RowKind};
 use crate::TimelyError;
 
 /// The job's output and error policy, and how the run ended.
 pub(crate) struct SinkState<O> {
     pub(crate) out: O,
     pub(crate) policy: ErrorPolicy,
-    keys: Arc<KeyDictionary>,
     source_name: String,
     /// Why the job stopped early, if it did; rows after that are not written.
     pub(crate) failure: Option<TimelyError>,
@@ -31,14 +30,12 @@ where
     pub(crate) fn new(
         out: O,
         policy: ErrorPolicy,
-        keys: Arc<KeyDictionary>,
         source_name: String,
         stop: Arc<AtomicBool>,
     ) -> Self {
         Self {
             out,
             policy,
-            keys,
             source_name,
             failure: None,
             stop,
@@ -75,7 +72,7 @@ where
                 let Some(row) = row else { continue };
                 let better = match best.and_then(|b| next[b].as_ref()) {
                     None => true,
-                    Some(b) => canonical(row, b, &self.keys) == std::cmp::Ordering::Less,
+                    Some(b) => row.canonical() < b.canonical(),
                 };
                 if better {
                     best = Some(i);
@@ -124,7 +121,7 @@ where
                         self.fail(TimelyError::Input(e));
                     }
                 }
-                RowKind::Error(ChunkError::Failed(message)) => {
+                RowKind::Error(ChunkError::Failed(message) | ChunkError::ReadFailed(message)) => {
                     let source_name = self.source_name.clone();
                     self.fail(TimelyError::Source {
                         source_name,

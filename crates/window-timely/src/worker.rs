@@ -16,7 +16,7 @@ use window_core::{
     time, AnyWindow, ElementError, Number, Rejected, Timestamp, Window, WindowComputation,
     WindowOutput,
 };
-use window_io::{InputError, KeyDictionary, KeyId};
+use window_io::{InputError, KeyId};
 use window_job::JobResult;
 
 use crate::parse::{ChunkError, Element, Summary};
@@ -94,8 +94,9 @@ pub(crate) struct Row {
     pub(crate) order: Order,
     /// The worker that emitted it (the writer merges each worker's rows, which are in order).
     pub(crate) worker: u32,
-    /// The key's [`key_hash`] for results and empty results (0 for other rows).
-    pub(crate) hash: u64,
+    /// For results and empty results fired by a watermark step: where the key first appears in
+    /// the input ([`Tagger::first_seen`]); 0 for other rows.
+    pub(crate) rank: u64,
     pub(crate) kind: RowKind,
 }
 
@@ -105,7 +106,7 @@ impl Row {
         Row {
             order: Order::default(),
             worker: 0,
-            hash: 0,
+            rank: 0,
             kind: RowKind::Error(ChunkError::Failed(String::new())),
         }
     }
@@ -120,93 +121,73 @@ impl Row {
         }
     }
 
-    /// The part of the canonical order a row carries: its moment, and within a watermark step
-    /// its window end and key hash (rows of other kinds do not share a step with results).
-    pub(crate) fn tie(&self) -> (Order, i64, u64) {
+    /// The row's place in the canonical order: its moment, and within a watermark step its
+    /// window end and its key's first appearance in the input (distinct keys, distinct ranks).
+    /// Rows that tie are of one key, from one worker: they keep the order it emitted them in.
+    pub(crate) fn canonical(&self) -> (Order, i64, u64) {
         let end = self
             .key_window()
             .map_or(i64::MIN, |(_, w)| w.max_timestamp());
-        (self.order, end, self.hash)
+        (self.order, end, self.rank)
     }
 }
 
-/// The canonical order of two rows of one chunk: by [`Row::tie`], then (two keys with one hash)
-/// by key text. Rows of one key compare equal: they keep their emission order.
-pub(crate) fn canonical(a: &Row, b: &Row, keys: &KeyDictionary) -> std::cmp::Ordering {
-    a.tie()
-        .cmp(&b.tie())
-        .then_with(|| match (a.key_window(), b.key_window()) {
-            (Some((x, _)), Some((y, _))) if x != y && a.order.phase == 0 => {
-                keys.text(x).cmp(&keys.text(y))
-            }
-            _ => std::cmp::Ordering::Equal,
-        })
-}
-
-/// The hash the canonical order uses within a watermark step: 64-bit FNV-1a of the key's text
-/// (a fixed, portable function, so that every worker and process and every machine orders
-/// alike).
-pub(crate) fn key_hash(text: &str) -> u64 {
-    let mut h = fnv::FnvHasher::default();
-    std::hash::Hasher::write(&mut h, text.as_bytes());
-    std::hash::Hasher::finish(&h)
-}
-
 /// The output a worker's computation writes to: rows tagged with the current [`Order`].
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Tagger {
     pub(crate) order: Order,
     pub(crate) rows: Vec<Row>,
     worker: u32,
-    keys: Arc<KeyDictionary>,
-    /// [`key_hash`] by key id, as far as met.
-    hashes: Vec<Option<u64>>,
+    /// Where each key (by id) first appears in the input: `chunk << 32 | place` of its first
+    /// element; `u64::MAX` for a key not met yet.
+    ranks: Vec<u64>,
+    /// A second row buffer for [`Tagger::sort_steps`].
+    spare: Vec<Row>,
 }
 
 impl Tagger {
-    pub(crate) fn new(worker: u32, keys: Arc<KeyDictionary>) -> Self {
+    pub(crate) fn new(worker: u32) -> Self {
         Self {
-            order: Order::default(),
-            rows: Vec::new(),
             worker,
-            keys,
-            hashes: Vec::new(),
+            ..Self::default()
         }
     }
 
-    fn hash(&mut self, key: KeyId) -> u64 {
+    /// Notes element `idx` of chunk `chunk`, of `key`: the key's rank is its first element's
+    /// place in the input, which is the same whichever worker owns the key (all its elements
+    /// go to that worker, in input order), so ordering by it is the same for any number of
+    /// workers; it is also the order in which keys first appear, which a reader expects.
+    pub(crate) fn first_seen(&mut self, key: KeyId, chunk: u64, idx: u32) {
         let i = key.index();
-        if let Some(Some(h)) = self.hashes.get(i) {
-            return *h;
+        if i >= self.ranks.len() {
+            self.ranks.resize(i + 1, u64::MAX);
         }
-        let h = key_hash(&self.keys.text(key).unwrap_or_default());
-        if i >= self.hashes.len() {
-            self.hashes.resize(i + 1, None);
+        if self.ranks[i] == u64::MAX {
+            self.ranks[i] = (chunk << 32) | u64::from(idx);
         }
-        self.hashes[i] = Some(h);
-        h
     }
 
     fn push(&mut self, kind: RowKind) {
-        let hash = match &kind {
+        let rank = match &kind {
             RowKind::Result { key, .. } | RowKind::Emptied { key, .. } if self.order.phase == 0 => {
-                self.hash(*key)
+                self.ranks.get(key.index()).copied().unwrap_or(u64::MAX)
             }
             _ => 0,
         };
         self.rows.push(Row {
             order: self.order,
             worker: self.worker,
-            hash,
+            rank,
             kind,
         });
     }
 
-    /// Sorts the rows of each watermark step into the canonical order (stable: rows of one key
-    /// keep their emission order), so that the writer only merges the workers' rows. Sorts
-    /// small keys and moves each row once.
+    /// Sorts the rows of each watermark step into the canonical order ([`Row::canonical`];
+    /// stable: rows of one key keep their emission order), so that the writer only merges the
+    /// workers' rows. A step already in order (the usual case: a computation fires a step's
+    /// windows in the order its keys came) is left alone; otherwise small keys are sorted and
+    /// each row moved once.
     pub(crate) fn sort_steps(&mut self) {
-        let keys = &self.keys;
         let mut order: Vec<usize> = Vec::new();
         let mut i = 0;
         while i < self.rows.len() {
@@ -218,30 +199,18 @@ impl Tagger {
             let group = &self.rows[i..i + n];
             let sorted = group
                 .windows(2)
-                .all(|p| canonical(&p[0], &p[1], keys) != std::cmp::Ordering::Greater);
+                .all(|p| p[0].canonical() <= p[1].canonical());
             if step.phase == 0 && !sorted {
                 if order.is_empty() {
                     order.extend(0..i);
                 }
-                let mut tied: Vec<(i64, u64, KeyId, usize)> = group
+                let mut tied: Vec<((Order, i64, u64), usize)> = group
                     .iter()
                     .enumerate()
-                    .map(|(at, r)| {
-                        let (end, key) = r
-                            .key_window()
-                            .map_or((i64::MIN, KeyId::default()), |(k, w)| {
-                                (w.max_timestamp(), k)
-                            });
-                        (end, r.hash, key, i + at)
-                    })
+                    .map(|(at, r)| (r.canonical(), i + at))
                     .collect();
-                tied.sort_unstable_by(|a, b| {
-                    (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| match a.2 == b.2 {
-                        true => a.3.cmp(&b.3),
-                        false => keys.text(a.2).cmp(&keys.text(b.2)),
-                    })
-                });
-                order.extend(tied.iter().map(|t| t.3));
+                tied.sort_unstable();
+                order.extend(tied.iter().map(|t| t.1));
             } else if !order.is_empty() {
                 order.extend(i..i + n);
             }
@@ -250,12 +219,18 @@ impl Tagger {
         if order.is_empty() {
             return;
         }
-        // Each row moved once, a cheap stand-in left behind.
+        // Each row moved once, a cheap stand-in left behind; both buffers keep their memory
+        // for the next steps (fresh pages for every step cost more than the moves).
         let mut from = std::mem::take(&mut self.rows);
-        self.rows = order
-            .iter()
-            .map(|&at| std::mem::replace(&mut from[at], Row::moved()))
-            .collect();
+        self.rows = std::mem::take(&mut self.spare);
+        self.rows.clear();
+        self.rows.extend(
+            order
+                .iter()
+                .map(|&at| std::mem::replace(&mut from[at], Row::moved())),
+        );
+        from.clear();
+        self.spare = from;
     }
 }
 
@@ -314,6 +289,8 @@ pub(crate) struct WindowWorker<C> {
     pub(crate) rejected: u64,
     /// Elements read (of every chunk done, counted once by the reporter).
     pub(crate) events: u64,
+    /// The most states the worker may hold ([`crate::JobParts::max_held`]).
+    pub(crate) max_held: Option<usize>,
 }
 
 impl<C> WindowWorker<C>
@@ -327,7 +304,6 @@ where
         describe: Describe,
         source_name: Arc<str>,
         worker: u32,
-        keys: Arc<KeyDictionary>,
     ) -> Self {
         let reporter = worker == 0;
         Self {
@@ -336,13 +312,14 @@ where
             max: None,
             watermark: i64::MIN,
             lines_before: 0,
-            out: Tagger::new(worker, keys),
+            out: Tagger::new(worker),
             describe,
             source_name,
             reporter,
             stopped: false,
             rejected: 0,
             events: 0,
+            max_held: None,
         }
     }
 
@@ -386,12 +363,26 @@ where
                 ChunkError::Record(e)
             }
             ChunkError::Failed(m) => ChunkError::Failed(m.clone()),
+            // As the one-reader runtime's reader says it: on the line after the last one read.
+            ChunkError::ReadFailed(m) => ChunkError::Failed(
+                InputError {
+                    source_name: self.source_name.to_string(),
+                    line: self.lines_before + 1,
+                    field: None,
+                    message: format!("read error: {m}"),
+                    raw: Vec::new(),
+                    raw_cut: false,
+                    kind: window_io::InputErrorKind::Io,
+                }
+                .to_string(),
+            ),
         };
         self.out.push(RowKind::Error(error));
     }
 
     /// Processes element `e` of chunk `s` (one of this worker's keys).
     fn element(&mut self, s: &Summary, e: &Element) {
+        self.out.first_seen(e.key, s.chunk, e.idx);
         self.out.order = Order {
             watermark: self.watermark,
             phase: 1,
@@ -466,12 +457,39 @@ where
                 }
             }
         }
+        self.check_held();
         self.out.sort_steps();
         self.lines_before += s.lines;
         if self.reporter {
             self.events += u64::from(s.elements);
         }
         self.stopped |= s.stop;
+    }
+
+    /// Stops the job when the worker holds more than [`WindowWorker::max_held`] states (as
+    /// `--max-window-states` stops the one-worker runtime at a batch boundary).
+    fn check_held(&mut self) {
+        let Some(max) = self.max_held else { return };
+        let held = self.comp.held_state();
+        if held.entries() > max && !self.stopped {
+            self.out.order = Order {
+                watermark: self.watermark,
+                phase: 1,
+                pos: u32::MAX,
+                sub: 1,
+            };
+            self.out.push(RowKind::ElementFailed {
+                message: format!(
+                    "too many window states: a worker holds {} ({} window states, {} elements), \
+                     more than its share of the limit, {max}",
+                    held.entries(),
+                    held.windows,
+                    held.elements
+                ),
+                line: self.lines_before,
+            });
+            self.stopped = true;
+        }
     }
 
     /// One step of the end of the input: the final watermark, `i64::MAX`, fires every window
@@ -504,7 +522,8 @@ where
         };
         self.watermark = w;
         self.comp.process_watermark(w, &mut self.out);
+        self.check_held();
         self.out.sort_steps();
-        w != i64::MAX
+        w != i64::MAX && !self.stopped
     }
 }

@@ -137,7 +137,9 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     }
     warn_about_lateness(&plan);
     if let Some(workers) = args.workers {
-        return crate::scale::run_timely(args, &plan, workers.into());
+        let signals = Arc::new(stop);
+        let signal = Box::new(move || signals.received());
+        return crate::scale::run_timely(args, &plan, workers.into(), signal);
     }
     if args.checkpoint_dir.is_some() {
         // Before anything is opened: a computation that cannot be checkpointed says so now.

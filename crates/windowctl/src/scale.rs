@@ -34,6 +34,10 @@ struct Parts {
     no_header: bool,
     /// Makes the reporter of rejected elements (the one-worker runtime's, per worker).
     describe: Box<dyn Fn() -> Describe + Send + Sync>,
+    /// `--max-window-states`.
+    max_held: Option<usize>,
+    /// Whether SIGINT or SIGTERM came.
+    interrupted: Box<dyn Fn() -> bool + Send + Sync>,
 }
 
 impl JobParts for Parts {
@@ -65,6 +69,14 @@ impl JobParts for Parts {
         (self.describe)()
     }
 
+    fn max_held(&self) -> Option<usize> {
+        self.max_held
+    }
+
+    fn interrupted(&self) -> bool {
+        (self.interrupted)()
+    }
+
     /// Time windows end within a window size (a session gap) of the last element: the final
     /// watermark goes there a slide (a size, a gap) at a time.
     fn final_steps(&self) -> Option<FinalSteps> {
@@ -79,6 +91,16 @@ impl JobParts for Parts {
     }
 }
 
+/// Whether a trigger fires by the wall clock.
+fn uses_processing_time(t: &engine::job::TriggerSpec) -> bool {
+    use engine::job::TriggerSpec;
+    match t {
+        TriggerSpec::ProcessingTime | TriggerSpec::ContinuousProcessingTime { .. } => true,
+        TriggerSpec::Purging { inner } => uses_processing_time(inner),
+        _ => false,
+    }
+}
+
 /// Refuses what the timely runtime does not run yet, naming the flag.
 fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
     if plan.spec.time != TimeDomain::EventTime {
@@ -89,6 +111,9 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
     }
     if matches!(plan.inputs[0].0, InputSpec::Socket(_)) {
         bail!("--workers reads files and stdin, not sockets (a live input is not reproducible across workers); drop --workers");
+    }
+    if uses_processing_time(&plan.spec.trigger) {
+        bail!("--workers runs event-time triggers only (a processing-time trigger fires by the clock, which is not reproducible across workers); drop --workers or --trigger");
     }
     if plan.watermark_interval != 0 {
         bail!("--workers needs a watermark after every element (--watermark-interval 0, the default for files)");
@@ -107,7 +132,15 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
 /// # Errors
 /// What the job cannot run with (see [`check`], a usage error), an input or output that cannot
 /// be opened, and every way a job stops early, as the single-threaded runtime reports it.
-pub(crate) fn run_timely(args: &RunArgs, plan: &Plan, workers: usize) -> Result<()> {
+pub(crate) fn run_timely(
+    args: &RunArgs,
+    plan: &Plan,
+    workers: usize,
+    signal: Box<dyn Fn() -> Option<i32> + Send + Sync>,
+) -> Result<()> {
+    let signal: Arc<dyn Fn() -> Option<i32> + Send + Sync> = Arc::from(signal);
+    let asked = Arc::clone(&signal);
+    let interrupted: Box<dyn Fn() -> bool + Send + Sync> = Box::new(move || asked().is_some());
     check(args, plan).map_err(crate::run::Usage::from)?;
     let (spec, format) = &plan.inputs[0];
     if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
@@ -121,7 +154,7 @@ pub(crate) fn run_timely(args: &RunArgs, plan: &Plan, workers: usize) -> Result<
     let input = TimelyInput {
         name: name.clone(),
         bytes,
-        csv: *format == InputFormat::Csv,
+        csv_delimiter: (*format == InputFormat::Csv).then(|| plan.delimiter.byte()),
         csv_header: *format == InputFormat::Csv && !plan.no_header,
     };
     let describe_plan = Arc::new(DescribePlan::of(plan));
@@ -136,6 +169,8 @@ pub(crate) fn run_timely(args: &RunArgs, plan: &Plan, workers: usize) -> Result<
         delimiter: plan.delimiter,
         no_header: plan.no_header,
         describe: Box::new(move || describe_plan.report(Arc::clone(&describe_keys))),
+        max_held: plan.spec.max_window_states,
+        interrupted,
     });
     let sink = open_sink(plan, &keys, false, None)?;
     let policy = error_policy(plan, None)?;
@@ -167,16 +202,19 @@ pub(crate) fn run_timely(args: &RunArgs, plan: &Plan, workers: usize) -> Result<
         live_windows: outcome.live_windows,
         state_line: format!("workers: {workers} (timely dataflow, one process)"),
     };
-    summary(
-        plan,
-        &facts,
-        sink.records_written(),
-        started.elapsed(),
-        false,
-        &[],
-    );
+    let stopped = outcome.interrupted;
+    let written = sink.records_written();
+    summary(plan, &facts, written, started.elapsed(), stopped, &[]);
     report_cut_dead_letters(&outcome.policy);
-    Ok(())
+    match signal().filter(|_| stopped) {
+        // As on one thread: the outputs hold every row up to where the job stopped.
+        Some(signal) => Err(crate::run::Stopped {
+            signal,
+            checkpointed: false,
+        }
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// A failure of the timely runtime as the single-threaded runtime's would be reported.

@@ -335,3 +335,99 @@ fn jobs_the_timely_runtime_cannot_run_yet_are_refused_naming_the_flag() {
         );
     }
 }
+
+/// Mends from the fresh-user trial of `--workers` (each failed before its fix).
+#[test]
+fn trial_mends_quotes_failed_reads_and_clock_triggers() {
+    let dir = scratch("mends");
+    // A quote inside an unquoted field is literal; the quoted line break after it is no cut.
+    fs::write(
+        dir.join("quotes.csv"),
+        "event_time_ms,key,value\n1,a\"b,1\n2,\"x\ny\",2\n3,c,3\n",
+    )
+    .expect("input");
+    let job: Vec<String> = [
+        "--input",
+        "quotes.csv",
+        "--window",
+        "tumbling:10ms",
+        "--agg",
+        "sum",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let single = windowctl(&dir, &job, &[]);
+    assert!(single.status.success());
+    let mut with = job.clone();
+    with.extend(["--workers".into(), "2".into()]);
+    let o = windowctl(&dir, &with, &[("WINDOWCTL_CHUNK_BYTES", "1".into())]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        sorted(&String::from_utf8_lossy(&o.stdout)),
+        sorted(&String::from_utf8_lossy(&single.stdout))
+    );
+    // The header and three rows, the quoted key on two lines.
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("\"x\ny\",0,10,2") && out.lines().count() == 5,
+        "{out}"
+    );
+
+    // A .gz cut short: the same message (with the line) and the same rows as on one thread.
+    let mut rng = Rng(3);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(input(&mut rng, 20_000, 9).as_bytes())
+        .expect("gzip");
+    let bytes = gz.finish().expect("gzip");
+    fs::write(dir.join("cut.csv.gz"), &bytes[..bytes.len() * 2 / 3]).expect("input");
+    let job: Vec<String> = [
+        "--input",
+        "cut.csv.gz",
+        "--window",
+        "tumbling:50ms",
+        "--agg",
+        "count",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let single = windowctl(&dir, &job, &[]);
+    assert_eq!(single.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&single.stderr).to_string();
+    assert!(
+        message.contains("cut.csv.gz:") && message.contains("read error"),
+        "{message}"
+    );
+    for workers in ["1", "3"] {
+        let mut with = job.clone();
+        with.extend(["--workers".into(), workers.into()]);
+        let o = windowctl(&dir, &with, &[("WINDOWCTL_CHUNK_BYTES", "5000".into())]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&o.stderr).trim(), message.trim());
+        assert_eq!(
+            sorted(&String::from_utf8_lossy(&o.stdout)),
+            sorted(&String::from_utf8_lossy(&single.stdout))
+        );
+    }
+
+    // A processing-time trigger fires by the clock: refused.
+    let job: Vec<String> = [
+        "--input",
+        "quotes.csv",
+        "--window",
+        "tumbling:10ms",
+        "--trigger",
+        "processing-time",
+        "--agg",
+        "sum",
+        "--workers",
+        "2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = windowctl(&dir, &job, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--workers"));
+}
