@@ -407,7 +407,7 @@ mod tests {
                         inserted += usize::from(new);
                         slices.entry(start).or_default().push(v);
                     }
-                    8 if r % 7 == 0 => {
+                    8 if r.is_multiple_of(7) => {
                         let mut bytes = Vec::new();
                         postcard::to_io(&s, &mut bytes).unwrap();
                         s = postcard::from_bytes(&bytes).unwrap();
