@@ -5,6 +5,9 @@
 
 use std::collections::VecDeque;
 
+mod front_late;
+use front_late::FrontLate;
+
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use window_core::AggregateFunction;
@@ -36,6 +39,10 @@ pub(crate) struct TwoStacks<A> {
     back_agg: Option<A>,
     front: usize,
     items: VecDeque<(i64, A)>,
+    /// What elements behind the watermark added to the front since it was built, `None` (no
+    /// cost) while the stream is in order; see [`Self::add_at`]. Last, past the inline part a
+    /// firing reads.
+    late: Option<Box<FrontLate<A>>>,
 }
 
 impl<A: Clone> TwoStacks<A> {
@@ -47,6 +54,7 @@ impl<A: Clone> TwoStacks<A> {
             back_agg: None,
             front: 0,
             items: VecDeque::new(),
+            late: None,
         }
     }
 
@@ -58,13 +66,16 @@ impl<A: Clone> TwoStacks<A> {
         self.front_agg = None;
         self.back_agg = None;
         self.front = 0;
+        self.late = None;
     }
 
+    /// Number of slices held.
     pub(crate) fn len(&self) -> usize {
-        self.items.len()
+        self.items.len() + self.late.as_ref().map_or(0, |l| l.added_len())
     }
 
-    /// No entry (the buffer's length sits in the struct, beside the inline part).
+    /// No slice (a late slice of the front is only held while the front is not empty, so the
+    /// buffer's length, in the struct beside the inline part, says it).
     pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
@@ -102,9 +113,14 @@ impl<A: Clone> TwoStacks<A> {
     /// [`Self::evict_before`] when something goes.
     #[inline(never)]
     fn evict<T, F: AggregateFunction<T, Acc = A>>(&mut self, f: &F, start: i64) -> usize {
-        let mut evicted = 0;
+        let mut evicted = self
+            .late
+            .as_mut()
+            .map_or(0, |l| l.evict_added_before(start));
         while self.items.front().is_some_and(|e| e.0 < start) {
             if self.front == 0 {
+                // Every late slice of the old front started before its newest entry, now gone.
+                self.late = None;
                 // Flip: the back becomes the front, as suffix aggregates, newest first.
                 let mut newer: Option<A> = None;
                 for e in self.items.iter_mut().rev() {
@@ -119,72 +135,100 @@ impl<A: Clone> TwoStacks<A> {
             self.items.pop_front();
             self.front -= 1;
             evicted += 1;
+            if let Some(late) = self.late.as_mut() {
+                late.pop_entry();
+            }
         }
-        self.oldest = self.items.front().map_or(i64::MAX, |e| e.0);
-        self.front_agg = if self.front > 0 {
-            self.items.front().map(|e| e.1.clone())
-        } else {
-            None
-        };
+        if self.front == 0 {
+            self.late = None;
+        }
+        self.refresh_ends();
+        self.front_agg = self.items.front().filter(|_| self.front > 0).map(|e| {
+            let mut agg = e.1.clone();
+            if let Some(late) = &self.late {
+                late.merge_from_oldest(f, e.0, &mut agg);
+            }
+            agg
+        });
         evicted
     }
 
-    /// Adds `value` to the entry starting at `start`, inserting that entry if there is none
-    /// (an element behind the watermark, `crate::sliced`'s late path); returns whether it was
-    /// inserted. `add` is applied out of time order, so the aggregate must be commutative (every
+    /// Recomputes the inline starts of the oldest and newest slice (the oldest may be a late
+    /// slice of the front, which is not among `items`).
+    fn refresh_ends(&mut self) {
+        let oldest_entry = self.items.front().map_or(i64::MAX, |e| e.0);
+        self.oldest = self
+            .late
+            .as_ref()
+            .and_then(|l| l.oldest_added())
+            .map_or(oldest_entry, |a| a.min(oldest_entry));
+        self.newest = self.items.back().map_or(i64::MIN, |e| e.0);
+    }
+
+    /// Adds `value` to the slice starting at `start`, making that slice if there is none (an
+    /// element behind the watermark, `crate::sliced`'s late path); returns whether it was made.
+    /// `add` is applied out of time order, so the aggregate must be commutative (every
     /// `NumericAggregate` is).
     ///
-    /// Cost: a binary search, then O(1) `add`s for an entry of the back stack (the newer
-    /// part, where a slightly late element usually lands); for an entry of the front stack at
-    /// position `i` (oldest first), `i + 1` `add`s, as every suffix aggregate from the oldest up
-    /// to it holds it. An insert also moves the entries on one side of it (a `VecDeque`).
+    /// Cost, for `n` slices: a binary search, then
+    /// - a slice of the back stack (the newer part, where a slightly late element usually
+    ///   lands): two `add`s; a new one is inserted into the buffer, which moves the entries on
+    ///   the shorter side of it (a `VecDeque` insert: a move of plain values, no `add`);
+    /// - a slice of the front stack, existing or new: O(log n) `add`s into [`FrontLate`], a
+    ///   segment tree of the late contributions over the front's positions, and one `add` into
+    ///   the front's inline aggregate; a new slice is kept in that tree's map, not inserted into
+    ///   the buffer, so nothing moves. The front's stored suffix aggregates are not touched.
+    ///
+    /// While the tree exists, each eviction rereads the front's aggregate from it: O(log n)
+    /// merges. It is made (O(front length) empty leaves) at the first late element of a front
+    /// and dropped when that front is gone; an in-order stream never makes one. A sum costs the
+    /// same O(log n) (no inverse is used).
     pub(crate) fn add_at<T, F: AggregateFunction<T, Acc = A>>(
         &mut self,
         f: &F,
         start: i64,
         value: &T,
     ) -> bool {
-        let found = self.items.binary_search_by_key(&start, |e| e.0);
-        let inserted = match found {
-            Ok(i) if i >= self.front => {
+        let front = self.front;
+        let inserted = match self.items.binary_search_by_key(&start, |e| e.0) {
+            Ok(i) if i >= front => {
                 f.add(&mut self.items[i].1, value);
                 if let Some(agg) = self.back_agg.as_mut() {
                     f.add(agg, value);
                 }
                 false
             }
-            Ok(i) => {
-                for e in self.items.range_mut(..=i) {
-                    f.add(&mut e.1, value);
-                }
+            Ok(k) => {
+                let late = self
+                    .late
+                    .get_or_insert_with(|| Box::new(FrontLate::new(front)));
+                late.add_to_entry(f, k, value);
                 false
+            }
+            Err(k) if k < front => {
+                let late = self
+                    .late
+                    .get_or_insert_with(|| Box::new(FrontLate::new(front)));
+                late.add_to_gap(f, k, start, value)
             }
             Err(i) => {
                 let mut acc = f.create_accumulator();
                 f.add(&mut acc, value);
-                if i >= self.front {
-                    match self.back_agg.as_mut() {
-                        Some(agg) => f.add(agg, value),
-                        None => self.back_agg = Some(acc.clone()),
-                    }
-                } else {
-                    // Its suffix aggregate: itself and every newer front entry, which the
-                    // entry now at `i` holds; every older suffix takes the value too.
-                    f.merge(&mut acc, self.items[i].1.clone());
-                    for e in self.items.range_mut(..i) {
-                        f.add(&mut e.1, value);
-                    }
-                    self.front += 1;
+                match self.back_agg.as_mut() {
+                    Some(agg) => f.add(agg, value),
+                    None => self.back_agg = Some(acc.clone()),
                 }
                 self.items.insert(i, (start, acc));
                 true
             }
         };
-        self.oldest = self.items.front().map_or(i64::MAX, |e| e.0);
-        self.newest = self.items.back().map_or(i64::MIN, |e| e.0);
-        if self.front > 0 {
-            self.front_agg = self.items.front().map(|e| e.1.clone());
+        if front > 0 && start <= self.items[front - 1].0 {
+            // A slice of the front: the front's inline aggregate takes the value too.
+            if let Some(agg) = self.front_agg.as_mut() {
+                f.add(agg, value);
+            }
         }
+        self.refresh_ends();
         inserted
     }
 
@@ -208,6 +252,9 @@ struct PartsRef<'a, A> {
     items: &'a VecDeque<(i64, A)>,
     front: usize,
     back_agg: &'a Option<A>,
+    /// The late contributions to the front and the front's aggregate with them (which only
+    /// an `AggregateFunction` could recompute).
+    late: Option<(&'a FrontLate<A>, &'a A)>,
 }
 
 #[derive(Deserialize)]
@@ -215,6 +262,7 @@ struct PartsOwned<A> {
     items: VecDeque<(i64, A)>,
     front: usize,
     back_agg: Option<A>,
+    late: Option<(Box<FrontLate<A>>, A)>,
 }
 
 impl<A: Serialize> Serialize for TwoStacks<A> {
@@ -223,6 +271,7 @@ impl<A: Serialize> Serialize for TwoStacks<A> {
             items: &self.items,
             front: self.front,
             back_agg: &self.back_agg,
+            late: self.late.as_deref().zip(self.front_agg.as_ref()),
         }
         .serialize(serializer)
     }
@@ -230,12 +279,13 @@ impl<A: Serialize> Serialize for TwoStacks<A> {
 
 impl<'de, A: Deserialize<'de> + Clone> Deserialize<'de> for TwoStacks<A> {
     /// Refuses a front longer than the entries, a back aggregate without a back (or the
-    /// reverse), and starts out of order.
+    /// reverse), starts out of order, and late contributions that do not fit the front.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let PartsOwned {
             items,
             front,
             back_agg,
+            late,
         } = PartsOwned::<A>::deserialize(deserializer)?;
         if front > items.len() || back_agg.is_some() != (front < items.len()) {
             return Err(D::Error::custom("closed slices torn"));
@@ -247,18 +297,29 @@ impl<'de, A: Deserialize<'de> + Clone> Deserialize<'de> for TwoStacks<A> {
         {
             return Err(D::Error::custom("closed slices out of order"));
         }
-        Ok(Self {
-            oldest: items.front().map_or(i64::MAX, |e| e.0),
-            newest: items.back().map_or(i64::MIN, |e| e.0),
-            front_agg: if front > 0 {
-                items.front().map(|e| e.1.clone())
-            } else {
-                None
-            },
+        let (late, late_front_agg) = late.unzip();
+        if let Some(l) = &late {
+            let starts: Vec<i64> = items.iter().take(front).map(|e| e.0).collect();
+            if !l.fits(front, starts.last().copied().unwrap_or(i64::MIN), &starts) {
+                return Err(D::Error::custom("late contributions to closed slices torn"));
+            }
+        }
+        let mut s = Self {
+            oldest: i64::MAX,
+            newest: i64::MIN,
+            front_agg: None,
             back_agg,
             front,
             items,
-        })
+            late,
+        };
+        s.refresh_ends();
+        s.front_agg = late_front_agg.or_else(|| {
+            (s.front > 0)
+                .then(|| s.items.front().map(|e| e.1.clone()))
+                .flatten()
+        });
+        Ok(s)
     }
 }
 
@@ -305,47 +366,54 @@ mod tests {
         }
     }
 
+    /// One step of a seeded xorshift.
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
     #[test]
     fn out_of_order_adds_match_a_plain_map_of_slices() {
         // Pushes in order, evictions, and adds at random earlier starts (existing or new
-        // entries, in the front or the back, below the oldest too), for max and an exact sum.
-        for f in [NumericAggregate::Max, NumericAggregate::Sum] {
+        // slices, in the front or the back, below the oldest too), for every numeric
+        // aggregate (values are integers, so a sum is exact in any order); now and then a
+        // snapshot round trip. The reference is a plain map of slices, aggregated afresh.
+        use NumericAggregate::{Count, Max, Mean, Min, Sum};
+        for (f, seed0) in [(Sum, 99_u64), (Min, 7), (Max, 1234), (Count, 5), (Mean, 42)] {
             let mut s = TwoStacks::new();
             let mut slices: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
-            let mut seed = 99_u64;
-            let mut next = move || {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed
-            };
-            let (mut inserted, mut in_front) = (0, 0);
+            let mut seed = seed0;
+            let (mut inserted, mut in_front, mut new_in_front) = (0, 0, 0);
             for step in 0..6000_i64 {
-                let r = next();
+                let r = next(&mut seed);
                 let v = (r % 1000) as f64;
-                match r % 5 {
-                    0 | 1 => {
+                match r % 11 {
+                    0..=3 => {
                         let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
                         AggregateFunction::<f64>::add(&f, &mut acc, &v);
                         s.push(&f, 2 * step, acc);
                         slices.insert(2 * step, vec![v]);
                     }
-                    2 | 3 => {
-                        let start = 2 * step - (next() % 60) as i64;
-                        in_front += usize::from(
-                            s.items
-                                .iter()
-                                .position(|e| e.0 >= start)
-                                .unwrap_or(usize::MAX)
-                                < s.front,
-                        );
+                    4..=7 => {
+                        let start = 2 * step - (next(&mut seed) % 80) as i64;
+                        let front_end = s.front.checked_sub(1).map(|k| s.items[k].0);
                         let new = !slices.contains_key(&start);
+                        let front = front_end.is_some_and(|e| start <= e);
+                        in_front += usize::from(front);
+                        new_in_front += usize::from(front && new);
                         assert_eq!(s.add_at(&f, start, &v), new, "step {step}");
                         inserted += usize::from(new);
                         slices.entry(start).or_default().push(v);
                     }
+                    8 if r.is_multiple_of(7) => {
+                        let mut bytes = Vec::new();
+                        postcard::to_io(&s, &mut bytes).unwrap();
+                        s = postcard::from_bytes(&bytes).unwrap();
+                    }
                     _ => {
-                        let cut = 2 * step - (next() % 50) as i64;
+                        let cut = 2 * step - (next(&mut seed) % 70) as i64;
                         let before = slices.len();
                         slices.retain(|k, _| *k >= cut);
                         assert_eq!(s.evict_before(&f, cut), before - slices.len());
@@ -353,20 +421,80 @@ mod tests {
                 }
                 let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
                 s.merge_into(&f, &mut acc);
-                let all = slices.values().flatten().copied();
-                let expected = match f {
-                    _ if slices.is_empty() => AggregateFunction::<f64>::get_result(
-                        &f,
-                        &AggregateFunction::<f64>::create_accumulator(&f),
-                    ),
-                    NumericAggregate::Max => all.reduce(f64::max),
-                    _ => all.reduce(|a, b| a + b),
-                };
-                assert_eq!(AggregateFunction::<f64>::get_result(&f, &acc), expected);
+                let mut expected = AggregateFunction::<f64>::create_accumulator(&f);
+                for v in slices.values().flatten() {
+                    AggregateFunction::<f64>::add(&f, &mut expected, v);
+                }
+                assert_eq!(
+                    AggregateFunction::<f64>::get_result(&f, &acc),
+                    AggregateFunction::<f64>::get_result(&f, &expected),
+                    "{f:?} step {step}"
+                );
                 assert_eq!(s.len(), slices.len());
+                assert_eq!(s.is_empty(), slices.is_empty());
                 assert_eq!(s.newest_start(), slices.keys().next_back().copied());
+                assert_eq!(s.oldest, slices.keys().next().copied().unwrap_or(i64::MAX));
             }
-            assert!(inserted > 500 && in_front > 500, "{inserted} {in_front}");
+            assert!(
+                inserted > 500 && in_front > 500 && new_in_front > 100,
+                "{inserted} {in_front} {new_in_front}"
+            );
         }
+    }
+
+    /// Counts the `add`s and `merge`s of a sum.
+    #[derive(Default)]
+    struct Counting(std::cell::Cell<usize>, std::cell::Cell<usize>);
+
+    impl AggregateFunction<f64> for Counting {
+        type Acc = f64;
+        type Out = f64;
+        fn create_accumulator(&self) -> f64 {
+            0.0
+        }
+        fn add(&self, acc: &mut f64, value: &f64) {
+            self.0.set(self.0.get() + 1);
+            *acc += value;
+        }
+        fn merge(&self, acc: &mut f64, other: f64) {
+            self.1.set(self.1.get() + 1);
+            *acc += other;
+        }
+        fn get_result(&self, acc: &f64) -> f64 {
+            *acc
+        }
+    }
+
+    #[test]
+    fn a_late_element_in_the_front_costs_a_logarithm_of_its_length() {
+        // A front of 4096 slices (pushed, then flipped by evicting the oldest), then a late
+        // element into each 97th of its slices, newest first (the worst case of plain suffix
+        // aggregates: one `add` per older slice), and new slices between them.
+        let f = Counting::default();
+        let mut s = TwoStacks::new();
+        for i in 0..4097 {
+            s.push(&f, 10 * i, 1.0);
+        }
+        assert_eq!(s.evict_before(&f, 1), 1);
+        assert_eq!(s.front, 4096);
+        for i in (1..4097).rev().step_by(97) {
+            let (adds, merges) = (f.0.get(), f.1.get());
+            assert!(!s.add_at(&f, 10 * i, &2.0));
+            assert!(s.add_at(&f, 10 * i - 5, &3.0));
+            // Two leaves of a tree of 16384 nodes (depth 15) and the inline aggregate, twice.
+            assert!(f.0.get() - adds <= 2 * 16, "{}", f.0.get() - adds);
+            assert_eq!(f.1.get(), merges);
+        }
+        let mut total = 0.0;
+        s.merge_into(&f, &mut total);
+        assert_eq!(total, 4096.0 + 43.0 * 5.0);
+        // An eviction reads the front's aggregate back: a range of the tree.
+        let merges = f.1.get();
+        assert_eq!(s.evict_before(&f, 10 * 2000), 1999 + 21);
+        assert!(f.1.get() - merges <= 2 * 15 + 1, "{}", f.1.get() - merges);
+        let mut total = 0.0;
+        s.merge_into(&f, &mut total);
+        let late_left = (1..4097).rev().step_by(97).filter(|i| *i >= 2000).count() as f64;
+        assert_eq!(total, 2097.0 + late_left * 5.0);
     }
 }

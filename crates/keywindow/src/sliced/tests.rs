@@ -13,9 +13,9 @@ fn slice_key_layout_is_as_documented() {
     assert_eq!(std::mem::offset_of!(Key, closed), 64);
     assert_eq!(
         std::mem::size_of::<TwoStacks<window_core::NumericAcc>>(),
-        120
+        128
     );
-    assert_eq!(std::mem::size_of::<Key>(), 208);
+    assert_eq!(std::mem::size_of::<Key>(), 216);
 }
 
 #[test]
