@@ -86,13 +86,14 @@ pub struct TimelyConfig {
 }
 
 impl TimelyConfig {
-    /// `workers` threads, a watermark `out_of_orderness` ms behind, chunks of 256 KiB.
+    /// `workers` threads, a watermark `out_of_orderness` ms behind, chunks of 64 KiB (the rows
+    /// a chunk fires are held until every worker is past it: smaller chunks hold fewer).
     #[must_use]
     pub fn new(workers: usize, out_of_orderness: i64) -> Self {
         Self {
             workers,
             out_of_orderness,
-            chunk_bytes: 256 << 10,
+            chunk_bytes: 64 << 10,
         }
     }
 }

@@ -249,7 +249,7 @@ pub(crate) struct RunArgs {
     /// is cut into chunks of lines that the workers parse in parallel, keys are partitioned
     /// across the workers (Flink's parallel subtasks), and the watermark is the one of a single
     /// reader. The output is byte-identical for any N: the single-threaded runtime's rows, with
-    /// the rows of one watermark step ordered by window end, then by a fixed hash of the key (FNV-1a). Event time, one input
+    /// the rows of one watermark step ordered by window end, then by where the key first appears in the input. Event time, one input
     /// (a file, .gz or stdin), no checkpoints yet; see docs/scale-out.md. Without it the job
     /// runs on the single-threaded runtime.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=512))]

@@ -1,7 +1,7 @@
 //! Issue #14: `windowctl run --workers N` on timely dataflow. Random jobs give byte-identical
 //! results and late output for 1, 2 and 3 workers and for any chunk size, and the rows of the
 //! single-threaded runtime (as multisets: within one watermark step the timely runtime's order
-//! is canonical, window end then a hash of the key, where the single-threaded order is the timers'); bad
+//! is canonical, window end then the key's first appearance, where the single-threaded order is the timers'); bad
 //! input lines fail at the same line, or go to the dead letters in the same order.
 
 use std::fs;
