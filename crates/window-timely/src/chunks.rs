@@ -203,12 +203,8 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_quote_inside_an_unquoted_field_opens_nothing() {
-        // `a"b` is taken literally by the CSV reader; the record after it is quoted over two
-        // lines and must stay whole.
-        let text = "t,k,v\n1,a\"b,1\n2,\"x\ny\",2\n3,c,3\n";
-        let c = chunker(text, 1, true);
+    /// Every chunk's lines, taken in order.
+    fn all_chunks(c: &Chunker) -> Vec<String> {
         let mut chunks = Vec::new();
         for i in 0.. {
             match c.take(i) {
@@ -216,6 +212,16 @@ mod tests {
                 _ => break,
             }
         }
+        chunks
+    }
+
+    #[test]
+    fn a_quote_inside_an_unquoted_field_opens_nothing() {
+        // `a"b` is taken literally by the CSV reader; the record after it is quoted over two
+        // lines and must stay whole.
+        let text = "t,k,v\n1,a\"b,1\n2,\"x\ny\",2\n3,c,3\n";
+        let c = chunker(text, 1, true);
+        let chunks = all_chunks(&c);
         assert_eq!(
             chunks,
             ["t,k,v\n", "1,a\"b,1\n", "2,\"x\ny\",2\n", "3,c,3\n"]
@@ -226,13 +232,7 @@ mod tests {
     fn a_quoted_line_break_is_never_a_cut() {
         let text = "t,k,v\n1,\"a\nb\",1\n2,\"c\"\"\nd\",2\n3,e,3\n";
         let c = chunker(text, 1, true);
-        let mut chunks = Vec::new();
-        for i in 0.. {
-            match c.take(i) {
-                Take::Chunk(ch) => chunks.push(String::from_utf8(ch.lines).expect("utf-8")),
-                _ => break,
-            }
-        }
+        let chunks = all_chunks(&c);
         assert_eq!(
             chunks,
             ["t,k,v\n", "1,\"a\nb\",1\n", "2,\"c\"\"\nd\",2\n", "3,e,3\n"]

@@ -62,6 +62,11 @@ fn input(rng: &mut Rng, lines: usize, keys: u64) -> String {
     text
 }
 
+/// Owned arguments.
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
 fn windowctl(dir: &Path, args: &[String], env: &[(&str, String)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
     c.current_dir(dir)
@@ -149,7 +154,7 @@ fn random_jobs_give_byte_identical_output_for_any_number_of_workers() {
             "native"
         };
         let agg = rng.pick(&["sum", "count", "min", "max", "mean"]);
-        let args: Vec<String> = [
+        let args: Vec<String> = strings(&[
             "--input",
             "in.csv",
             "--window",
@@ -162,10 +167,7 @@ fn random_jobs_give_byte_identical_output_for_any_number_of_workers() {
             &format!("{}ms", rng.below(30)),
             "--allowed-lateness",
             &format!("{}ms", rng.below(3) * rng.below(100)),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        ]);
         let what = format!("seed {seed}: {}", args.join(" "));
         let base = agree(&dir, &what, &args);
         nonempty += usize::from(base.lines().count() > 10);
@@ -246,17 +248,14 @@ fn bad_lines_fail_at_their_line_or_go_to_the_dead_letters_in_order() {
         .expect("line");
     text.insert_str(at, "oops,k2,1\n");
     fs::write(dir.join("bad.csv"), &text).expect("input");
-    let base: Vec<String> = [
+    let base: Vec<String> = strings(&[
         "--input",
         "bad.csv",
         "--window",
         "tumbling:25ms",
         "--agg",
         "sum",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ]);
     let single = windowctl(&dir, &base, &[]);
     assert_eq!(single.status.code(), Some(1));
     let message = String::from_utf8_lossy(&single.stderr).to_string();
@@ -312,7 +311,7 @@ fn jobs_the_timely_runtime_cannot_run_yet_are_refused_naming_the_flag() {
         ),
     ];
     for (extra, says) in cases {
-        let mut args: Vec<String> = [
+        let mut args: Vec<String> = strings(&[
             "--input",
             "in.csv",
             "--window",
@@ -321,10 +320,7 @@ fn jobs_the_timely_runtime_cannot_run_yet_are_refused_naming_the_flag() {
             "sum",
             "--workers",
             "2",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        ]);
         args.extend(extra.iter().map(|s| s.to_string()));
         let o = windowctl(&dir, &args, &[]);
         assert_eq!(o.status.code(), Some(2), "{extra:?}");
@@ -346,17 +342,14 @@ fn trial_mends_quotes_failed_reads_and_clock_triggers() {
         "event_time_ms,key,value\n1,a\"b,1\n2,\"x\ny\",2\n3,c,3\n",
     )
     .expect("input");
-    let job: Vec<String> = [
+    let job: Vec<String> = strings(&[
         "--input",
         "quotes.csv",
         "--window",
         "tumbling:10ms",
         "--agg",
         "sum",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ]);
     let single = windowctl(&dir, &job, &[]);
     assert!(single.status.success());
     let mut with = job.clone();
@@ -381,17 +374,14 @@ fn trial_mends_quotes_failed_reads_and_clock_triggers() {
         .expect("gzip");
     let bytes = gz.finish().expect("gzip");
     fs::write(dir.join("cut.csv.gz"), &bytes[..bytes.len() * 2 / 3]).expect("input");
-    let job: Vec<String> = [
+    let job: Vec<String> = strings(&[
         "--input",
         "cut.csv.gz",
         "--window",
         "tumbling:50ms",
         "--agg",
         "count",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ]);
     let single = windowctl(&dir, &job, &[]);
     assert_eq!(single.status.code(), Some(1));
     let message = String::from_utf8_lossy(&single.stderr).to_string();
@@ -412,7 +402,7 @@ fn trial_mends_quotes_failed_reads_and_clock_triggers() {
     }
 
     // A processing-time trigger fires by the clock: refused.
-    let job: Vec<String> = [
+    let job: Vec<String> = strings(&[
         "--input",
         "quotes.csv",
         "--window",
@@ -423,10 +413,7 @@ fn trial_mends_quotes_failed_reads_and_clock_triggers() {
         "sum",
         "--workers",
         "2",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ]);
     let o = windowctl(&dir, &job, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--workers"));
