@@ -50,7 +50,6 @@ use window_core::{AnyWindow, Number, WindowComputation, WindowMetrics, WindowOut
 use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
-pub use parse::MakeReader;
 pub use worker::{Describe, FinalSteps};
 
 use chunks::{Chunker, Take};
@@ -359,9 +358,8 @@ where
             break;
         };
         let last = summary.stop;
-        chunk = summary.chunk;
-        elements_in.advance_to(chunk);
-        summaries_in.advance_to(chunk);
+        // The inputs stand at this chunk already (its parser takes every `peers`-th one).
+        debug_assert_eq!(summary.chunk, chunk);
         elements_in.send_batch(&mut { elements });
         summaries_in.send(summary);
         if last {
@@ -432,10 +430,11 @@ impl<P: JobParts> Parser<P> {
         let parsed = match self.chunker.take(self.chunk) {
             Take::End => None,
             Take::Chunk(c) => {
-                let make = reader_of(&self.parts);
+                let parts = &self.parts;
+                let make = |bytes| parts.reader(bytes);
                 Some(parse::parse(
                     c,
-                    &*make,
+                    &make,
                     &self.keys,
                     &mut self.cache,
                     self.fail,
@@ -509,12 +508,6 @@ impl<P: JobParts> Drop for Feed<P> {
     }
 }
 
-/// The chunk reader of the job (a closure over its parts).
-fn reader_of<P: JobParts>(parts: &Arc<P>) -> Box<MakeReader> {
-    let parts = Arc::clone(parts);
-    Box::new(move |bytes| parts.reader(bytes))
-}
-
 /// The summary of a chunk whose read failed.
 fn failed_summary(chunk: u64, message: String) -> Summary {
     Summary {
@@ -565,7 +558,7 @@ where
         parts,
         end,
     } = ctx;
-    let by_key = Exchange::new(|e: &Element| u64::from(e.key.index() as u32));
+    let by_key = Exchange::new(|e: &Element| e.key.index() as u64);
     let scope = elements.scope();
     elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, info| {
         let activator = scope.activator_for(info.address);
@@ -577,7 +570,13 @@ where
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
                 if let Some(&t) = cap.least() {
-                    held.entry(t).or_default().append(data);
+                    let mine = held.entry(t).or_default();
+                    if mine.is_empty() {
+                        // The usual case, one container per chunk: kept, not copied.
+                        std::mem::swap(mine, data);
+                    } else {
+                        mine.append(data);
+                    }
                 }
             });
             summaries.for_each(|_time, data| {
@@ -666,11 +665,13 @@ where
                             .push(rows);
                     }
                 });
-                while let Some((&t, _)) = held.first_key_value() {
-                    if frontier.less_equal(&t) {
+                while held
+                    .first_key_value()
+                    .is_some_and(|(t, _)| !frontier.less_equal(t))
+                {
+                    let Some((_, (_cap, rows))) = held.pop_first() else {
                         break;
-                    }
-                    let (_cap, rows) = held.pop_first().map(|(_, r)| r).expect("a first entry");
+                    };
                     // Worker 0 writes; the others receive nothing.
                     if let Some(sink) = sink.as_ref() {
                         sink.lock().write(rows);

@@ -63,14 +63,14 @@ pub(crate) struct Summary {
 }
 
 /// Builds a reader over a chunk's bytes (header line in front), as the job reads its input:
-/// format, fields, time unit, delimiter.
-pub type MakeReader = dyn Fn(Vec<u8>) -> EventReader + Send + Sync;
+/// format, fields, time unit, delimiter ([`crate::JobParts::reader`]).
+pub(crate) type MakeReader<'a> = dyn Fn(Vec<u8>) -> EventReader + 'a;
 
 /// Parses `chunk` with a reader of `make`, its keys interned in `dictionary` through the
 /// worker's cache `keys`; `fail` when the first bad record stops the job.
 pub(crate) fn parse(
     chunk: Chunk,
-    make: &MakeReader,
+    make: &MakeReader<'_>,
     dictionary: &Arc<KeyDictionary>,
     keys: &mut KeyCache,
     fail: bool,

@@ -1,5 +1,6 @@
-//! The writer on worker 0: the rows of each chunk, once every worker is past it, sorted into the
-//! canonical order and handed to the job's output; bad records to the error policy.
+//! The writer on worker 0: the rows of each chunk, once every worker is past it, merged from the
+//! workers' runs (each already in the canonical order) and handed to the job's output; bad
+//! records to the error policy.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -42,50 +43,6 @@ where
         }
     }
 
-    /// The rows of one chunk, in the canonical order: each worker's rows come in it (its
-    /// containers in the order it sent them), so this merges the workers' runs.
-    fn merged(&self, containers: Vec<Vec<Row>>) -> Vec<Vec<Row>> {
-        let mut runs: Vec<(u32, Vec<Vec<Row>>)> = Vec::new();
-        for c in containers {
-            let Some(worker) = c.first().map(|r| r.worker) else {
-                continue;
-            };
-            match runs.iter_mut().find(|(w, _)| *w == worker) {
-                Some((_, run)) => run.push(c),
-                None => runs.push((worker, vec![c])),
-            }
-        }
-        if runs.len() <= 1 {
-            // One worker's rows: in order as they are.
-            return runs.pop().map(|(_, r)| r).unwrap_or_default();
-        }
-        let total = runs.iter().flat_map(|(_, r)| r).map(Vec::len).sum();
-        let mut out = Vec::with_capacity(total);
-        let mut heads: Vec<std::iter::Flatten<std::vec::IntoIter<Vec<Row>>>> = runs
-            .into_iter()
-            .map(|(_, r)| r.into_iter().flatten())
-            .collect();
-        let mut next: Vec<Option<Row>> = heads.iter_mut().map(Iterator::next).collect();
-        loop {
-            let mut best: Option<usize> = None;
-            for (i, row) in next.iter().enumerate() {
-                let Some(row) = row else { continue };
-                let better = match best.and_then(|b| next[b].as_ref()) {
-                    None => true,
-                    Some(b) => row.canonical() < b.canonical(),
-                };
-                if better {
-                    best = Some(i);
-                }
-            }
-            let Some(b) = best else {
-                return vec![out];
-            };
-            let row = std::mem::replace(&mut next[b], heads[b].next());
-            out.extend(row);
-        }
-    }
-
     fn fail(&mut self, e: TimelyError) {
         self.failure = Some(e);
         self.stop.store(true, Ordering::Relaxed);
@@ -97,7 +54,7 @@ where
         if self.failure.is_some() {
             return;
         }
-        for row in self.merged(containers).into_iter().flatten() {
+        for row in merged(containers).into_iter().flatten() {
             match row.kind {
                 RowKind::Result {
                     key,
@@ -144,5 +101,49 @@ where
         if let Some(e) = self.out.take_error() {
             self.fail(TimelyError::Output(e));
         }
+    }
+}
+
+/// The rows of one chunk, in the canonical order: each worker's rows come in it (its
+/// containers in the order it sent them), so this merges the workers' runs.
+fn merged(containers: Vec<Vec<Row>>) -> Vec<Vec<Row>> {
+    let mut runs: Vec<(u32, Vec<Vec<Row>>)> = Vec::new();
+    for c in containers {
+        let Some(worker) = c.first().map(|r| r.worker) else {
+            continue;
+        };
+        match runs.iter_mut().find(|(w, _)| *w == worker) {
+            Some((_, run)) => run.push(c),
+            None => runs.push((worker, vec![c])),
+        }
+    }
+    if runs.len() <= 1 {
+        // One worker's rows: in order as they are.
+        return runs.pop().map(|(_, r)| r).unwrap_or_default();
+    }
+    let total = runs.iter().flat_map(|(_, r)| r).map(Vec::len).sum();
+    let mut out = Vec::with_capacity(total);
+    let mut heads: Vec<std::iter::Flatten<std::vec::IntoIter<Vec<Row>>>> = runs
+        .into_iter()
+        .map(|(_, r)| r.into_iter().flatten())
+        .collect();
+    let mut next: Vec<Option<Row>> = heads.iter_mut().map(Iterator::next).collect();
+    loop {
+        let mut best: Option<usize> = None;
+        for (i, row) in next.iter().enumerate() {
+            let Some(row) = row else { continue };
+            let better = match best.and_then(|b| next[b].as_ref()) {
+                None => true,
+                Some(b) => row.canonical() < b.canonical(),
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        let Some(b) = best else {
+            return vec![out];
+        };
+        let row = std::mem::replace(&mut next[b], heads[b].next());
+        out.extend(row);
     }
 }

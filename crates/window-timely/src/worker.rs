@@ -197,10 +197,12 @@ impl Tagger {
                 .take_while(|r| r.order == step)
                 .count();
             let group = &self.rows[i..i + n];
-            let sorted = group
-                .windows(2)
-                .all(|p| p[0].canonical() <= p[1].canonical());
-            if step.phase == 0 && !sorted {
+            // Rows of an element's place (phase 1) are in emission order by definition.
+            let unsorted = step.phase == 0
+                && !group
+                    .windows(2)
+                    .all(|p| p[0].canonical() <= p[1].canonical());
+            if unsorted {
                 if order.is_empty() {
                     order.extend(0..i);
                 }

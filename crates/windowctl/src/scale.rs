@@ -157,7 +157,7 @@ pub(crate) fn run_timely(
         csv_delimiter: (*format == InputFormat::Csv).then(|| plan.delimiter.byte()),
         csv_header: *format == InputFormat::Csv && !plan.no_header,
     };
-    let describe_plan = Arc::new(DescribePlan::of(plan));
+    let describe_plan = Arc::new(plan.clone());
     let describe_keys = Arc::clone(&keys);
     let parts = Arc::new(Parts {
         spec: plan.spec.clone(),
@@ -168,7 +168,7 @@ pub(crate) fn run_timely(
         time_unit: plan.time_unit,
         delimiter: plan.delimiter,
         no_header: plan.no_header,
-        describe: Box::new(move || describe_plan.report(Arc::clone(&describe_keys))),
+        describe: Box::new(move || rejection_report(&describe_plan, Arc::clone(&describe_keys))),
         max_held: plan.spec.max_window_states,
         interrupted,
     });
@@ -230,20 +230,5 @@ fn failure_error(e: TimelyError) -> anyhow::Error {
         }),
         TimelyError::Output(e) => job_error(RuntimeError::Output(e)),
         other => anyhow!("{other}"),
-    }
-}
-
-/// What reporting a rejected element needs of the plan (it is not `Sync`).
-struct DescribePlan {
-    plan: Plan,
-}
-
-impl DescribePlan {
-    fn of(plan: &Plan) -> Self {
-        Self { plan: plan.clone() }
-    }
-
-    fn report(&self, keys: Arc<KeyDictionary>) -> Describe {
-        rejection_report(&self.plan, keys)
     }
 }
