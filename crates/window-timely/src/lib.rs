@@ -16,11 +16,13 @@
 //!    summary before it is in. Every worker applies every step of the watermark where the
 //!    one-worker runtime applies it (a bounded-out-of-orderness watermark after every element),
 //!    so each key's windows fire, take late elements and clean up exactly as with one worker.
-//! 4. **One output.** Rows go to worker 0, tagged with the moment of the one-worker run that
-//!    emitted them; once its frontier passes a chunk, worker 0 sorts the chunk's rows into the
-//!    canonical order (by that moment; rows of one watermark step by window end, then by the key's first appearance in the input,
-//!    where Flink leaves the order of timers with one timestamp open) and writes them, bad
-//!    records to the error policy in their place.
+//! 4. **One output.** Each worker tags its rows with the moment of the one-worker run that
+//!    emitted them and sorts each watermark step's rows into the canonical order (by that
+//!    moment; rows of one step by window end, then by the key's first appearance in the input,
+//!    where Flink leaves the order of timers with one timestamp open). A chunk's rows move to
+//!    worker 0 as one container per worker; once its frontier passes the chunk, it hands them to
+//!    a writer thread, which merges the workers' runs and writes them, bad records to the error
+//!    policy in their place.
 //!
 //! Output is therefore byte-identical for 1, 2 or any number of workers; it holds the rows of the
 //! one-threaded runtime (`engine::Runtime`), in this canonical order within a watermark step.
@@ -62,6 +64,9 @@ const FINAL: u64 = u64::MAX / 2;
 
 /// How long a worker waiting for the others parks at most before it looks again.
 const PARK: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Timestamps of rows the writer thread may hold besides the one it writes.
+const SINK_AHEAD: usize = 2;
 
 /// Parsed chunks a worker's parser thread may hold ready.
 const PARSED_AHEAD: usize = 2;
@@ -246,12 +251,8 @@ where
     let workers = config.workers.max(1);
     let stop = Arc::new(AtomicBool::new(false));
     let fail = policy.on_error == window_io::OnError::Fail;
-    let sink = Arc::new(Mutex::new(SinkState::new(
-        output,
-        policy,
-        input.name.clone(),
-        Arc::clone(&stop),
-    )));
+    let state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
+    let (to_sink, sink) = SinkThread::start(state)?;
     let chunker = Arc::new(Chunker::new(
         input.bytes,
         config.chunk_bytes,
@@ -266,26 +267,28 @@ where
         chunker,
         keys,
         stop,
-        sink: Arc::clone(&sink),
+        to_sink: to_sink.clone(),
         name,
         delay: config.out_of_orderness,
         fail,
     });
-    let guards = timely::execute(timely::Config::process(workers), move |worker| {
+    let ran = timely::execute(timely::Config::process(workers), move |worker| {
         run_worker(worker, &shared)
     })
-    .map_err(TimelyError::Timely)?;
+    .map_err(TimelyError::Timely)
+    .map(|guards| guards.join());
+    // Every chunk handed over is written before the writer thread ends.
+    let _ = to_sink.send(ToSink::Done);
+    let sink = sink.join();
     let mut total = WorkerEnd::default();
-    for end in guards.join() {
+    for end in ran? {
         let end = end.map_err(TimelyError::Timely)?;
         total.events += end.events;
         total.rejected += end.rejected;
         add_metrics(&mut total.metrics, &end.metrics);
         total.live_windows += end.live_windows;
     }
-    let sink = Arc::try_unwrap(sink)
-        .map_err(|_| TimelyError::Timely("a worker still holds the output".into()))?
-        .into_inner();
+    let sink = sink?;
     Ok(Outcome {
         output: sink.out,
         policy: sink.policy,
@@ -298,25 +301,71 @@ where
     })
 }
 
+/// What worker 0's writer hands to the writer thread.
+enum ToSink {
+    /// Every worker's rows of one timestamp (one container per worker, each in the canonical
+    /// order).
+    Rows(Vec<Vec<Row>>),
+    /// Nothing follows.
+    Done,
+}
+
+/// The thread that merges the workers' rows and writes them to the job's output (which
+/// formats them on a thread of its own), so that worker 0 windows its keys as fast as the
+/// other workers instead of also writing every row.
+struct SinkThread<O> {
+    thread: std::thread::JoinHandle<SinkState<O>>,
+}
+
+impl<O> SinkThread<O>
+where
+    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
+{
+    /// Starts the thread over `state`; the sender takes rows, at most [`SINK_AHEAD`] timestamps
+    /// ahead of what the thread has written (a full channel holds worker 0's writer back).
+    fn start(
+        mut state: SinkState<O>,
+    ) -> Result<(crossbeam_channel::Sender<ToSink>, Self), TimelyError> {
+        let (tx, rx) = crossbeam_channel::bounded::<ToSink>(SINK_AHEAD);
+        let thread = std::thread::Builder::new()
+            .name("merge".into())
+            .spawn(move || {
+                while let Ok(ToSink::Rows(rows)) = rx.recv() {
+                    state.write(rows);
+                }
+                state
+            })
+            .map_err(|e| TimelyError::Timely(format!("starting the writer thread: {e}")))?;
+        Ok((tx, Self { thread }))
+    }
+
+    /// The state once everything sent is written.
+    fn join(self) -> Result<SinkState<O>, TimelyError> {
+        self.thread
+            .join()
+            .map_err(|_| TimelyError::Timely("the writer thread panicked".into()))
+    }
+}
+
 /// What every worker shares.
-struct Shared<P, O> {
+struct Shared<P> {
     /// Set once [`JobParts::interrupted`] said so.
     interrupted: Arc<AtomicBool>,
     parts: Arc<P>,
     chunker: Arc<Chunker>,
     keys: Arc<KeyDictionary>,
     stop: Arc<AtomicBool>,
-    sink: Arc<Mutex<SinkState<O>>>,
+    /// To the writer thread (worker 0's writer sends).
+    to_sink: crossbeam_channel::Sender<ToSink>,
     name: Arc<str>,
     delay: i64,
     fail: bool,
 }
 
 /// One worker: builds the dataflow, feeds it its chunks, and runs it to the end.
-fn run_worker<P, O>(worker: &mut timely::worker::Worker, shared: &Shared<P, O>) -> WorkerEnd
+fn run_worker<P>(worker: &mut timely::worker::Worker, shared: &Shared<P>) -> WorkerEnd
 where
     P: JobParts,
-    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
 {
     let index = worker.index();
     let peers = worker.peers() as u64;
@@ -333,7 +382,7 @@ where
     );
     // Each worker holds its share of the limit.
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
-    let sink = (index == 0).then(|| Arc::clone(&shared.sink));
+    let sink = (index == 0).then(|| shared.to_sink.clone());
     let end_of_worker = Arc::clone(&end);
     worker.dataflow::<u64, _, _>(|scope| {
         let elements = scope.input_from(&mut elements_in);
@@ -408,7 +457,7 @@ struct Parser<P> {
 
 impl<P: JobParts> Parser<P> {
     /// A parser of chunks `first`, `first + peers` ...
-    fn new<O>(shared: &Shared<P, O>, first: u64, peers: u64) -> Self {
+    fn new(shared: &Shared<P>, first: u64, peers: u64) -> Self {
         Self {
             chunker: Arc::clone(&shared.chunker),
             parts: Arc::clone(&shared.parts),
@@ -449,7 +498,7 @@ impl<P: JobParts> Parser<P> {
 }
 
 impl<P: JobParts> Feed<P> {
-    fn start<O>(shared: &Shared<P, O>, first: u64, peers: u64) -> Self {
+    fn start(shared: &Shared<P>, first: u64, peers: u64) -> Self {
         let mut parser = Parser::new(shared, first, peers);
         let (to_worker, parsed) = crossbeam_channel::bounded(PARSED_AHEAD);
         let spawned = std::thread::Builder::new()
@@ -473,7 +522,7 @@ impl<P: JobParts> Feed<P> {
 
     /// The next parsed chunk; `None` at the end, or once the job is interrupted (looked at
     /// every 100 ms while the parser waits for input: stdin may block).
-    fn next<O>(&mut self, shared: &Shared<P, O>) -> Option<(Vec<Element>, Summary)> {
+    fn next(&mut self, shared: &Shared<P>) -> Option<(Vec<Element>, Summary)> {
         loop {
             if shared.parts.interrupted() {
                 shared.interrupted.store(true, Ordering::Relaxed);
@@ -523,7 +572,8 @@ fn failed_summary(chunk: u64, message: String) -> Summary {
 
 type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Element>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
-type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<Row>>;
+/// Each element: one worker's rows of one timestamp, moved whole (never copied row by row).
+type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<Vec<Row>>>;
 
 /// What the window operator needs besides its inputs and its computation.
 struct OperatorContext<P> {
@@ -592,7 +642,7 @@ where
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&next))
-                        .give_container(&mut window.out.rows);
+                        .give(window.out.take_rows());
                 }
                 next += 1;
             }
@@ -614,7 +664,7 @@ where
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&step))
-                        .give_container(&mut window.out.rows);
+                        .give(window.out.take_rows());
                 }
                 if more {
                     step += 1;
@@ -638,18 +688,16 @@ where
 }
 
 /// The writer: on worker 0, each chunk's (each final step's) rows once the frontier has passed
-/// it, holding a capability for what it has not written, so that a probe after it tells what is
-/// written.
-fn writer<'s, O>(
+/// it, handed to the writer thread; it holds a capability for what it has not handed over, so
+/// that a probe after it tells what is handed over (the thread's channel is bounded, so that
+/// is at most [`SINK_AHEAD`] timestamps ahead of what is written).
+fn writer<'s>(
     rows: Rows<'s>,
-    sink: Option<Arc<Mutex<SinkState<O>>>>,
-) -> timely::dataflow::Stream<'s, u64, Vec<()>>
-where
-    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
-{
+    sink: Option<crossbeam_channel::Sender<ToSink>>,
+) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
     type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
     rows.unary_frontier::<Nothing, _, _, _>(
-        Exchange::new(|_: &Row| 0u64),
+        Exchange::new(|_: &Vec<Row>| 0u64),
         "Write",
         move |_cap, _info| {
             let mut held: BTreeMap<u64, (Capability<u64>, Vec<Vec<Row>>)> = BTreeMap::new();
@@ -658,11 +706,10 @@ where
                     if let (Some(&t), Some(c)) =
                         (cap.least(), cap.retain_least(output.output_index()))
                     {
-                        let rows = std::mem::take(data);
                         held.entry(t)
                             .or_insert_with(|| (c, Vec::new()))
                             .1
-                            .push(rows);
+                            .append(data);
                     }
                 });
                 while held
@@ -672,9 +719,10 @@ where
                     let Some((_, (_cap, rows))) = held.pop_first() else {
                         break;
                     };
-                    // Worker 0 writes; the others receive nothing.
+                    // Worker 0 writes; the others receive nothing. A writer thread gone (it
+                    // panicked) is reported when the run ends.
                     if let Some(sink) = sink.as_ref() {
-                        sink.lock().write(rows);
+                        let _ = sink.send(ToSink::Rows(rows));
                     }
                 }
             }

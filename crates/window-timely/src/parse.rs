@@ -34,7 +34,7 @@ pub(crate) struct Element {
 pub(crate) enum ChunkError {
     /// A record the reader rejected; its line is the chunk's until the worker that reports it
     /// makes it the input's.
-    Record(InputError),
+    Record(Box<InputError>),
     /// Reading failed (the message names the place); nothing follows.
     Failed(String),
     /// Reading the input failed after the chunks before this one (the message is the I/O
@@ -116,7 +116,7 @@ pub(crate) fn parse(
             Read::End => break,
             Read::Rejected(err) => {
                 let stop = fail || err.is_fatal();
-                summary.errors.push((at, ChunkError::Record(err)));
+                summary.errors.push((at, ChunkError::Record(Box::new(err))));
                 if stop {
                     summary.stop = true;
                     break;

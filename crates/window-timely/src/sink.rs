@@ -1,5 +1,5 @@
-//! The writer on worker 0: the rows of each chunk, once every worker is past it, merged from the
-//! workers' runs (each already in the canonical order) and handed to the job's output; bad
+//! The writer thread's side: the rows of each chunk, once every worker is past it, merged from
+//! the workers' runs (each already in the canonical order) and handed to the job's output; bad
 //! records to the error policy.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,102 +48,92 @@ where
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Writes the rows of one chunk (all workers' rows of it, as they came), in the canonical
-    /// order.
-    pub(crate) fn write(&mut self, containers: Vec<Vec<Row>>) {
-        if self.failure.is_some() {
-            return;
-        }
-        for row in merged(containers).into_iter().flatten() {
-            match row.kind {
-                RowKind::Result {
-                    key,
-                    window,
-                    result,
-                    watermark,
-                } => self.out.result(&key, &window, result, watermark),
-                RowKind::Late {
-                    key,
-                    timestamp,
-                    value,
-                    watermark,
-                } => self.out.late(key, timestamp, value, watermark),
-                RowKind::Emptied {
-                    key,
-                    window,
-                    watermark,
-                } => self.out.emptied(&key, &window, watermark),
-                RowKind::Error(ChunkError::Record(err)) => {
-                    if let Err(e) = self.policy.handle(err) {
-                        self.fail(TimelyError::Input(e));
-                    }
-                }
-                RowKind::Error(ChunkError::Failed(message) | ChunkError::ReadFailed(message)) => {
-                    let source_name = self.source_name.clone();
-                    self.fail(TimelyError::Source {
-                        source_name,
-                        message,
-                    });
-                }
-                RowKind::ElementFailed { message, line } => {
-                    let source_name = self.source_name.clone();
-                    self.fail(TimelyError::Element {
-                        message,
-                        source_name,
-                        line,
-                    });
+    /// Writes the rows of one chunk (every worker's rows of it: one container per worker, each
+    /// in the canonical order), merged into the canonical order. Rows are written where they
+    /// lie (a row is about 100 bytes; moving each into a merged buffer cost more than writing
+    /// it).
+    pub(crate) fn write(&mut self, mut runs: Vec<Vec<Row>>) {
+        runs.retain(|r| !r.is_empty());
+        // By worker, so that rows that tie (two workers over their share of the state limit at
+        // one place) are written in one order, whichever worker's rows came first.
+        runs.sort_by_key(|r| r[0].worker);
+        let mut at = vec![0usize; runs.len()];
+        while self.failure.is_none() {
+            // The run whose next row comes first (the lowest worker on a tie).
+            let mut best: Option<usize> = None;
+            for (i, run) in runs.iter().enumerate() {
+                let Some(row) = run.get(at[i]) else { continue };
+                if best.is_none_or(|b| row.canonical() < runs[b][at[b]].canonical()) {
+                    best = Some(i);
                 }
             }
-            if self.failure.is_some() {
-                return;
-            }
+            let Some(b) = best else { break };
+            self.write_row(&mut runs[b][at[b]]);
+            at[b] += 1;
         }
-        if let Some(e) = self.out.take_error() {
-            self.fail(TimelyError::Output(e));
+        if self.failure.is_none() {
+            if let Some(e) = self.out.take_error() {
+                self.fail(TimelyError::Output(e));
+            }
         }
     }
-}
 
-/// The rows of one chunk, in the canonical order: each worker's rows come in it (its
-/// containers in the order it sent them), so this merges the workers' runs.
-fn merged(containers: Vec<Vec<Row>>) -> Vec<Vec<Row>> {
-    let mut runs: Vec<(u32, Vec<Vec<Row>>)> = Vec::new();
-    for c in containers {
-        let Some(worker) = c.first().map(|r| r.worker) else {
-            continue;
-        };
-        match runs.iter_mut().find(|(w, _)| *w == worker) {
-            Some((_, run)) => run.push(c),
-            None => runs.push((worker, vec![c])),
-        }
-    }
-    if runs.len() <= 1 {
-        // One worker's rows: in order as they are.
-        return runs.pop().map(|(_, r)| r).unwrap_or_default();
-    }
-    let total = runs.iter().flat_map(|(_, r)| r).map(Vec::len).sum();
-    let mut out = Vec::with_capacity(total);
-    let mut heads: Vec<std::iter::Flatten<std::vec::IntoIter<Vec<Row>>>> = runs
-        .into_iter()
-        .map(|(_, r)| r.into_iter().flatten())
-        .collect();
-    let mut next: Vec<Option<Row>> = heads.iter_mut().map(Iterator::next).collect();
-    loop {
-        let mut best: Option<usize> = None;
-        for (i, row) in next.iter().enumerate() {
-            let Some(row) = row else { continue };
-            let better = match best.and_then(|b| next[b].as_ref()) {
-                None => true,
-                Some(b) => row.canonical() < b.canonical(),
-            };
-            if better {
-                best = Some(i);
+    /// Writes one row (its parts are taken, not copied).
+    fn write_row(&mut self, row: &mut Row) {
+        match &mut row.kind {
+            RowKind::Result {
+                key,
+                window,
+                result,
+                watermark,
+            } => {
+                let result = std::mem::replace(result, JobResult::Number(None));
+                self.out.result(key, window, result, *watermark);
             }
+            RowKind::Late {
+                key,
+                timestamp,
+                value,
+                watermark,
+            } => self.out.late(*key, *timestamp, *value, *watermark),
+            RowKind::Emptied {
+                key,
+                window,
+                watermark,
+            } => self.out.emptied(key, window, *watermark),
+            // Rare rows: taken whole.
+            _ => self.write_rare(std::mem::replace(
+                &mut row.kind,
+                RowKind::Error(ChunkError::Failed(String::new())),
+            )),
         }
-        let Some(b) = best else {
-            return vec![out];
-        };
-        let row = std::mem::replace(&mut next[b], heads[b].next());
-        out.extend(row);
+    }
+
+    /// Writes a bad record, a failed read or a failed element.
+    fn write_rare(&mut self, kind: RowKind) {
+        match kind {
+            RowKind::Error(ChunkError::Record(err)) => {
+                if let Err(e) = self.policy.handle(*err) {
+                    self.fail(TimelyError::Input(e));
+                }
+            }
+            RowKind::Error(ChunkError::Failed(message) | ChunkError::ReadFailed(message)) => {
+                let source_name = self.source_name.clone();
+                self.fail(TimelyError::Source {
+                    source_name,
+                    message,
+                });
+            }
+            RowKind::ElementFailed { message, line } => {
+                let source_name = self.source_name.clone();
+                self.fail(TimelyError::Element {
+                    message,
+                    source_name,
+                    line,
+                });
+            }
+            // Written by `write_row`, never taken.
+            RowKind::Result { .. } | RowKind::Late { .. } | RowKind::Emptied { .. } => {}
+        }
     }
 }

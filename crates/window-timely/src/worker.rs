@@ -167,6 +167,13 @@ impl Tagger {
         }
     }
 
+    /// The rows so far, taken whole to be sent on; the next rows go to a buffer of the same
+    /// capacity (a chunk's rows are about as many as the last chunk's).
+    pub(crate) fn take_rows(&mut self) -> Vec<Row> {
+        let capacity = self.rows.len();
+        std::mem::replace(&mut self.rows, Vec::with_capacity(capacity))
+    }
+
     fn push(&mut self, kind: RowKind) {
         let rank = match &kind {
             RowKind::Result { key, .. } | RowKind::Emptied { key, .. } if self.order.phase == 0 => {
@@ -404,7 +411,8 @@ where
             | ElementError::InvalidDynamicGap { .. } => {
                 self.rejected += 1;
                 let err = (self.describe)(&r, &self.source_name, line, e.timestamp);
-                self.out.push(RowKind::Error(ChunkError::Record(err)));
+                self.out
+                    .push(RowKind::Error(ChunkError::Record(Box::new(err))));
             }
             error => {
                 self.out.push(RowKind::ElementFailed {
