@@ -101,16 +101,6 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    /// What stands in for a row moved out (never sent).
-    fn moved() -> Self {
-        Row {
-            order: Order::default(),
-            worker: 0,
-            rank: 0,
-            kind: RowKind::Error(ChunkError::Failed(String::new())),
-        }
-    }
-
     /// The key and window of a result or an empty result.
     pub(crate) fn key_window(&self) -> Option<(KeyId, AnyWindow)> {
         match &self.kind {
@@ -141,8 +131,6 @@ pub(crate) struct Tagger {
     /// Where each key (by id) first appears in the input: `chunk << 32 | place` of its first
     /// element; `u64::MAX` for a key not met yet.
     ranks: Vec<u64>,
-    /// A second row buffer for [`Tagger::sort_steps`].
-    spare: Vec<Row>,
 }
 
 impl Tagger {
@@ -189,57 +177,20 @@ impl Tagger {
         });
     }
 
-    /// Sorts the rows of each watermark step into the canonical order ([`Row::canonical`];
-    /// stable: rows of one key keep their emission order), so that the writer only merges the
-    /// workers' rows. A step already in order (the usual case: a computation fires a step's
-    /// windows in the order its keys came) is left alone; otherwise small keys are sorted and
-    /// each row moved once.
-    pub(crate) fn sort_steps(&mut self) {
-        let mut order: Vec<usize> = Vec::new();
-        let mut i = 0;
-        while i < self.rows.len() {
-            let step = self.rows[i].order;
-            let n = self.rows[i..]
-                .iter()
-                .take_while(|r| r.order == step)
-                .count();
-            let group = &self.rows[i..i + n];
-            // Rows of an element's place (phase 1) are in emission order by definition.
-            let unsorted = step.phase == 0
-                && !group
-                    .windows(2)
-                    .all(|p| p[0].canonical() <= p[1].canonical());
-            if unsorted {
-                if order.is_empty() {
-                    order.extend(0..i);
-                }
-                let mut tied: Vec<((Order, i64, u64), usize)> = group
-                    .iter()
-                    .enumerate()
-                    .map(|(at, r)| (r.canonical(), i + at))
-                    .collect();
-                tied.sort_unstable();
-                order.extend(tied.iter().map(|t| t.1));
-            } else if !order.is_empty() {
-                order.extend(i..i + n);
-            }
-            i += n;
+    /// Sorts the rows from `from` on, the rows of one watermark step just fired, into the
+    /// canonical order ([`Row::canonical`]; stable: rows of one key keep their emission order),
+    /// so that the writer only merges the workers' rows. Called right after the step, while its
+    /// rows are still in the cache. A step already in order (a computation often fires a step's
+    /// windows in the order its keys came) is only read.
+    pub(crate) fn sort_step(&mut self, from: usize) {
+        let step = &mut self.rows[from..];
+        if !step
+            .windows(2)
+            .all(|p| p[0].canonical() <= p[1].canonical())
+        {
+            // One moment for all: by window end, then key rank.
+            step.sort_by_key(Row::canonical);
         }
-        if order.is_empty() {
-            return;
-        }
-        // Each row moved once, a cheap stand-in left behind; both buffers keep their memory
-        // for the next steps (fresh pages for every step cost more than the moves).
-        let mut from = std::mem::take(&mut self.rows);
-        self.rows = std::mem::take(&mut self.spare);
-        self.rows.clear();
-        self.rows.extend(
-            order
-                .iter()
-                .map(|&at| std::mem::replace(&mut from[at], Row::moved())),
-        );
-        from.clear();
-        self.spare = from;
     }
 }
 
@@ -348,7 +299,9 @@ where
                 watermark: w,
                 ..Order::default()
             };
+            let from = self.out.rows.len();
             self.comp.process_watermark(w, &mut self.out);
+            self.out.sort_step(from);
         }
     }
 
@@ -468,7 +421,6 @@ where
             }
         }
         self.check_held();
-        self.out.sort_steps();
         self.lines_before += s.lines;
         if self.reporter {
             self.events += u64::from(s.elements);
@@ -531,9 +483,10 @@ where
             ..Order::default()
         };
         self.watermark = w;
+        let from = self.out.rows.len();
         self.comp.process_watermark(w, &mut self.out);
+        self.out.sort_step(from);
         self.check_held();
-        self.out.sort_steps();
         w != i64::MAX && !self.stopped
     }
 }
