@@ -50,8 +50,11 @@ pub(crate) struct Parser {
     columns: Option<Columns>,
     /// Physical lines read so far (the number of the current line).
     pub(crate) line_no: u64,
-    /// Parses one CSV line at a time; its cursor is refilled for each line.
-    csv: csv::Reader<Cursor<Vec<u8>>>,
+    /// Parses one CSV line at a time (a line with a quote or a carriage return); its cursor is
+    /// refilled for each line. Built at the first such line: building one costs about as much
+    /// as parsing a thousand plain lines, and a reader is made per chunk of an input under
+    /// `window-timely`.
+    csv: Option<csv::Reader<Cursor<Vec<u8>>>>,
     record: csv::ByteRecord,
 }
 
@@ -68,7 +71,7 @@ impl Parser {
             uses: FieldUse::default(),
             columns: None,
             line_no: 0,
-            csv: csv_reader(b','),
+            csv: None,
             record: csv::ByteRecord::new(),
         }
     }
@@ -76,7 +79,7 @@ impl Parser {
     /// Splits CSV fields at `delimiter` instead of commas.
     pub(crate) fn set_delimiter(&mut self, delimiter: u8) {
         self.delimiter = delimiter;
-        self.csv = csv_reader(delimiter);
+        self.csv = None;
     }
 
     /// Reads only what `uses` says of each record (before the first line).
@@ -197,13 +200,14 @@ impl Parser {
 
     /// Any CSV line, through the csv crate; `Ok(None)` for the header.
     fn parse_csv(&mut self, text: &str) -> Result<Option<Record<'static>>, InputError> {
-        let cursor = self.csv.get_mut().get_mut();
+        let delimiter = self.delimiter;
+        let csv = self.csv.get_or_insert_with(|| csv_reader(delimiter));
+        let cursor = csv.get_mut().get_mut();
         cursor.clear();
         cursor.extend_from_slice(text.as_bytes());
-        let parsed = self
-            .csv
+        let parsed = csv
             .seek_raw(SeekFrom::Start(0), csv::Position::new())
-            .and_then(|()| self.csv.read_byte_record(&mut self.record));
+            .and_then(|()| csv.read_byte_record(&mut self.record));
         match parsed {
             Ok(true) => {}
             Ok(false) => return Ok(None),

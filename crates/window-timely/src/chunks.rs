@@ -138,27 +138,12 @@ impl Chunker {
     /// Reads the next chunk into `pending`, or records the end or a failure.
     fn read_next(&self, s: &mut State) {
         let mut lines = Vec::with_capacity(self.chunk_bytes + 4096);
-        // A line break inside a quoted CSV field is no place to cut.
-        let quoted = |s: &State| s.quotes.is_some_and(|q| q.in_quotes());
-        while lines.len() < self.chunk_bytes || quoted(s) {
-            let from = lines.len();
-            match s.input.read_until(b'\n', &mut lines) {
-                Ok(0) => break,
-                Ok(_) => {
-                    if let Some(q) = s.quotes.as_mut() {
-                        q.feed(&lines[from..]);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    // The complete lines read before the failure are read as the one-reader
-                    // runtime reads them; the failure is the next chunk's.
-                    let whole = lines.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                    lines.truncate(whole);
-                    s.failed = Some((s.next + u64::from(!lines.is_empty()), e.to_string()));
-                    break;
-                }
-            }
+        if let Err(e) = self.read_lines(s, &mut lines) {
+            // The complete lines read before the failure are read as the one-reader runtime
+            // reads them; the failure is the next chunk's.
+            let whole = lines.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            lines.truncate(whole);
+            s.failed = Some((s.next + u64::from(!lines.is_empty()), e.to_string()));
         }
         if lines.is_empty() {
             if s.failed.is_none() {
@@ -187,6 +172,53 @@ impl Chunker {
             },
         );
         s.next += 1;
+    }
+
+    /// Reads the next chunk's lines into `lines`: `chunk_bytes` bytes as the input's buffer
+    /// holds them, then to the end of that line, then whole lines while the cut would fall
+    /// inside a quoted CSV field. That is the first line end at or after `chunk_bytes` bytes
+    /// outside quotes, as a line-by-line read finds it, without a search per line.
+    fn read_lines(&self, s: &mut State, lines: &mut Vec<u8>) -> std::io::Result<()> {
+        while lines.len() < self.chunk_bytes {
+            let buf = match s.input.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let n = buf.len().min(self.chunk_bytes - lines.len());
+            lines.extend_from_slice(&buf[..n]);
+            s.input.consume(n);
+        }
+        if lines.last().is_some_and(|&b| b != b'\n') {
+            read_line(&mut *s.input, lines)?;
+        }
+        // Fed whole: the chunk ends at a line end (or the input's end).
+        let Some(q) = s.quotes.as_mut() else {
+            return Ok(());
+        };
+        q.feed(lines);
+        // A line break inside a quoted CSV field is no place to cut.
+        while q.in_quotes() {
+            let from = lines.len();
+            if read_line(&mut *s.input, lines)? == 0 {
+                break;
+            }
+            q.feed(&lines[from..]);
+        }
+        Ok(())
+    }
+}
+
+/// Appends the rest of a line (to its `\n`, or the input's end) to `lines`; the bytes read.
+fn read_line(input: &mut dyn BufRead, lines: &mut Vec<u8>) -> std::io::Result<usize> {
+    loop {
+        match input.read_until(b'\n', lines) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
     }
 }
 
