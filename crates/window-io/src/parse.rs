@@ -201,6 +201,18 @@ impl Parser {
     /// Any CSV line, through the csv crate; `Ok(None)` for the header.
     fn parse_csv(&mut self, text: &str) -> Result<Option<Record<'static>>, InputError> {
         let delimiter = self.delimiter;
+        if !text.is_empty() && !text.bytes().any(|b| b == b'"' || b == b'\r') {
+            // Without quotes and carriage returns the csv crate's fields are the text between
+            // delimiters (a header line takes this path: no reader is built for it).
+            let mut record = std::mem::take(&mut self.record);
+            record.clear();
+            for field in text.split(char::from(delimiter)) {
+                record.push_field(field.as_bytes());
+            }
+            let result = self.csv_record(&record, text);
+            self.record = record;
+            return result;
+        }
         let csv = self.csv.get_or_insert_with(|| csv_reader(delimiter));
         let cursor = csv.get_mut().get_mut();
         cursor.clear();

@@ -131,12 +131,17 @@ pub(crate) struct Tagger {
     /// Where each key (by id) first appears in the input: `chunk << 32 | place` of its first
     /// element; `u64::MAX` for a key not met yet.
     ranks: Vec<u64>,
+    /// The (window end, rank) of the last row of the current watermark step.
+    step_last: (i64, u64),
+    /// Whether a row of the current watermark step came before the one pushed ahead of it.
+    step_unsorted: bool,
 }
 
 impl Tagger {
     pub(crate) fn new(worker: u32) -> Self {
         Self {
             worker,
+            step_last: (i64::MIN, 0),
             ..Self::default()
         }
     }
@@ -163,12 +168,21 @@ impl Tagger {
     }
 
     fn push(&mut self, kind: RowKind) {
-        let rank = match &kind {
-            RowKind::Result { key, .. } | RowKind::Emptied { key, .. } if self.order.phase == 0 => {
-                self.ranks.get(key.index()).copied().unwrap_or(u64::MAX)
+        let (end, rank) = match &kind {
+            RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. }
+                if self.order.phase == 0 =>
+            {
+                let rank = self.ranks.get(key.index()).copied().unwrap_or(u64::MAX);
+                (window.max_timestamp(), rank)
             }
-            _ => 0,
+            _ => (i64::MIN, 0),
         };
+        if self.order.phase == 0 {
+            // Whether the step stays in the canonical order, noted as it fires (no second
+            // pass over its rows); the same key as `Row::canonical`'s.
+            self.step_unsorted |= (end, rank) < self.step_last;
+            self.step_last = (end, rank);
+        }
         self.rows.push(Row {
             order: self.order,
             worker: self.worker,
@@ -181,16 +195,15 @@ impl Tagger {
     /// canonical order ([`Row::canonical`]; stable: rows of one key keep their emission order),
     /// so that the writer only merges the workers' rows. Called right after the step, while its
     /// rows are still in the cache. A step already in order (a computation often fires a step's
-    /// windows in the order its keys came) is only read.
+    /// windows in the order its keys came) is left alone: whether it is, [`Tagger::push`] notes
+    /// as the rows come. Every row of the step has the moment of the step (phase 0).
     pub(crate) fn sort_step(&mut self, from: usize) {
-        let step = &mut self.rows[from..];
-        if !step
-            .windows(2)
-            .all(|p| p[0].canonical() <= p[1].canonical())
-        {
+        if self.step_unsorted {
             // One moment for all: by window end, then key rank.
-            step.sort_by_key(Row::canonical);
+            self.rows[from..].sort_by_key(Row::canonical);
         }
+        self.step_unsorted = false;
+        self.step_last = (i64::MIN, 0);
     }
 }
 
