@@ -1,21 +1,24 @@
-//! `cargo xtask bench [--quick] [--features F] [--table-only] [--e2e-only] [--rounds N] [FILTER]`:
+//! `cargo xtask bench [--quick] [--features F] [--table-only] [--e2e-only] [--scaling-only]
+//! [--rounds N] [FILTER]`:
 //! runs the criterion benches of the `benches` crate, then its `table` bench, which prints one
 //! table (workload, strategy, events, events/s, fraction of the hash-map baseline, windows
 //! created, results emitted, peak state memory, bytes/key), then the end-to-end table ([`e2e`]:
-//! `windowctl run` over files beside a bare parse-and-count program over the same files); saves
-//! both tables as JSON under `target/bench/` with the host, the git revision, a timestamp and
+//! `windowctl run` over files beside a bare parse-and-count program over the same files), then
+//! the scaling table ([`scaling`]: `windowctl run --workers N` for N up to the cores seen,
+//! beside the single-threaded runtime); saves the tables as JSON under `target/bench/` with the host, the git revision, a timestamp and
 //! the criterion estimates of this run.
 //!
 //! `--quick` shortens everything for CI-style smoke runs (criterion: 0.3 s warm-up, 0.5 s
 //! measurement, no plots, `BENCH_QUICK=1` for smaller inputs; table: every row on small
 //! streams; end-to-end: 200k-event files, 2 rounds). `FILTER` goes to all three: a criterion
 //! name regex, a substring of the table's `workload strategy`, a substring of an end-to-end
-//! job's name (case-insensitive). `--table-only` and `--e2e-only` run only that table (both:
-//! both tables, no criterion); `--rounds N` sets the end-to-end rounds. `--features` is passed
+//! job's name (case-insensitive). `--table-only`, `--e2e-only` and `--scaling-only` run only
+//! that table (several: those tables; no criterion); `--rounds N` sets the end-to-end rounds. `--features` is passed
 //! to cargo bench.
 
 mod checkpoint;
 mod e2e;
+mod scaling;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,25 +34,47 @@ struct Options {
     quick: bool,
     table_only: bool,
     e2e_only: bool,
+    scaling_only: bool,
     rounds: Option<usize>,
     features: Option<String>,
     filter: Option<String>,
 }
 
 impl Options {
-    /// The criterion benches run unless one table alone is asked for.
+    /// Whether some tables alone are asked for (`--table-only`, `--e2e-only`,
+    /// `--scaling-only`: each adds its table; then nothing else runs).
+    fn only(&self) -> bool {
+        self.table_only || self.e2e_only || self.scaling_only
+    }
+
+    /// The criterion benches run unless some tables alone are asked for.
     fn criterion(&self) -> bool {
-        !self.table_only && !self.e2e_only
+        !self.only()
     }
 
-    /// The in-memory table runs unless only the end-to-end one is asked for.
+    /// The in-memory table.
     fn table(&self) -> bool {
-        self.table_only || !self.e2e_only
+        self.table_only || !self.only()
     }
 
-    /// The end-to-end table runs unless only the in-memory one is asked for.
+    /// The end-to-end table.
     fn e2e(&self) -> bool {
-        self.e2e_only || !self.table_only
+        self.e2e_only || !self.only()
+    }
+
+    /// The scaling table (`--workers N`).
+    fn scaling(&self) -> bool {
+        self.scaling_only || !self.only()
+    }
+
+    /// The scaling table's settings: the end-to-end ones with inputs of 2 M events (as many as
+    /// the end-to-end table's with `--quick`).
+    fn scaling_settings(&self) -> e2e::Settings {
+        let mut s = self.e2e_settings();
+        if !self.quick {
+            s.events = scaling::FULL_EVENTS;
+        }
+        s
     }
 
     /// The end-to-end table's settings: file size and rounds from `--quick` and `--rounds`.
@@ -75,6 +100,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--quick" => o.quick = true,
             "--table-only" => o.table_only = true,
             "--e2e-only" => o.e2e_only = true,
+            "--scaling-only" => o.scaling_only = true,
             "--rounds" => {
                 let n = it.next().context("--rounds needs a value")?;
                 o.rounds = Some(rounds(n)?);
@@ -286,11 +312,20 @@ pub fn run_cli(args: &[String]) -> Result<()> {
     } else {
         Value::Null
     };
+    let mut scaling_s = 0.0;
+    let scaling = if o.scaling() {
+        let rows = scaling::run(&root, &out_dir, &o.scaling_settings())?;
+        scaling_s = lap(&mut mark);
+        rows
+    } else {
+        Value::Null
+    };
     let wall = json!({
         "build": built,
         "criterion": criterion,
         "table": table_s,
         "e2e": e2e_s,
+        "scaling": scaling_s,
         "total": started.elapsed().as_secs_f64(),
     });
     let record = Record {
@@ -301,6 +336,7 @@ pub fn run_cli(args: &[String]) -> Result<()> {
         criterion: criterion_results(&target.join("criterion"), started_at),
         table,
         e2e,
+        scaling,
     };
     save(&root, &out_dir, record)
 }
@@ -314,6 +350,7 @@ struct Record<'a> {
     criterion: Vec<Value>,
     table: Value,
     e2e: Value,
+    scaling: Value,
 }
 
 /// Saves the record as `bench-<timestamp>.json` and `latest.json` in `out_dir`.
@@ -339,6 +376,7 @@ fn save(root: &Path, out_dir: &Path, r: Record<'_>) -> Result<()> {
         "criterion": r.criterion,
         "table": r.table,
         "e2e": r.e2e,
+        "scaling": r.scaling,
     });
     let text = serde_json::to_string_pretty(&record)?;
     let name = format!("bench-{}.json", timestamp.replace([':', '-'], ""));
@@ -348,14 +386,15 @@ fn save(root: &Path, out_dir: &Path, r: Record<'_>) -> Result<()> {
     let w = |k: &str| r.wall[k].as_f64().unwrap_or(0.0);
     println!(
         "saved {} (and latest.json); git {}; {:.0} s in all (build {:.0} s, criterion {:.0} s, \
-         table {:.0} s, end-to-end {:.0} s)",
+         table {:.0} s, end-to-end {:.0} s, scaling {:.0} s)",
         path.display(),
         git_revision.as_deref().unwrap_or("unknown"),
         w("total"),
         w("build"),
         w("criterion"),
         w("table"),
-        w("e2e")
+        w("e2e"),
+        w("scaling")
     );
     Ok(())
 }
@@ -481,7 +520,18 @@ mod tests {
         let table = a(&["--table-only"]).unwrap();
         assert!(!table.criterion() && table.table() && !table.e2e());
         let both = a(&["--table-only", "--e2e-only"]).unwrap();
-        assert!(!both.criterion() && both.table() && both.e2e());
+        assert!(!both.criterion() && both.table() && both.e2e() && !both.scaling());
+        let scaling = a(&["--scaling-only"]).unwrap();
+        assert!(!scaling.criterion() && !scaling.table() && !scaling.e2e() && scaling.scaling());
+        assert_eq!(scaling.scaling_settings().events, 2_000_000);
+        assert!(all.scaling());
+        assert_eq!(
+            a(&["--scaling-only", "--quick"])
+                .unwrap()
+                .scaling_settings()
+                .events,
+            200_000
+        );
 
         let rounds = a(&["--e2e-only", "--rounds", "3", "zipf"]).unwrap();
         assert_eq!(rounds.rounds, Some(3));

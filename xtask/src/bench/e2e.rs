@@ -45,8 +45,8 @@ pub(super) struct Settings {
 
 /// The release binaries the table runs.
 #[derive(Debug)]
-struct Programs {
-    windowctl: PathBuf,
+pub(super) struct Programs {
+    pub(super) windowctl: PathBuf,
     bare_count: PathBuf,
     e2e_inputs: PathBuf,
 }
@@ -75,7 +75,7 @@ struct Measured {
 
 /// Builds `windowctl`, `bare_count` and `e2e_inputs` in release and finds their paths in cargo's
 /// messages.
-fn build(root: &Path) -> Result<Programs> {
+pub(super) fn build(root: &Path) -> Result<Programs> {
     let out = Command::new(super::cargo())
         .current_dir(root)
         .args([
@@ -110,7 +110,7 @@ fn build(root: &Path) -> Result<Programs> {
 }
 
 /// Runs a program to the end, stdout and stderr captured; fails unless it succeeds.
-fn run_captured(cmd: &mut Command, what: &str) -> Result<(f64, Output)> {
+pub(super) fn run_captured(cmd: &mut Command, what: &str) -> Result<(f64, Output)> {
     let started = Instant::now();
     let out = cmd
         .stdin(Stdio::null())
@@ -128,7 +128,7 @@ fn run_captured(cmd: &mut Command, what: &str) -> Result<(f64, Output)> {
 }
 
 /// The generated inputs: `(flink_csv, zipf_csv, flink_jsonl)`.
-fn generate(programs: &Programs, dir: &Path, events: usize) -> Result<[PathBuf; 3]> {
+pub(super) fn generate(programs: &Programs, dir: &Path, events: usize) -> Result<[PathBuf; 3]> {
     let mut cmd = Command::new(&programs.e2e_inputs);
     cmd.arg(dir).arg(events.to_string());
     let (seconds, out) = run_captured(&mut cmd, "e2e_inputs")?;
@@ -224,7 +224,7 @@ fn windowctl_command(programs: &Programs, root: &Path, job: &Job) -> Command {
 }
 
 /// The number before `marker` in `text` (`windowctl`'s summary: `N events read`, `(N results`).
-fn number_before(text: &str, marker: &str) -> Option<u64> {
+pub(super) fn number_before(text: &str, marker: &str) -> Option<u64> {
     let before = &text[..text.find(marker)?];
     let digits = before.rsplit(|c: char| !c.is_ascii_digit()).next()?;
     digits.parse().ok()
