@@ -252,7 +252,8 @@ where
     let stop = Arc::new(AtomicBool::new(false));
     let fail = policy.on_error == window_io::OnError::Fail;
     let state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
-    let (to_sink, sink) = SinkThread::start(state)?;
+    let pool = worker::RowPool::default();
+    let (to_sink, sink) = SinkThread::start(state, Arc::clone(&pool), workers)?;
     let chunker = Arc::new(Chunker::new(
         input.bytes,
         config.chunk_bytes,
@@ -268,6 +269,7 @@ where
         keys,
         stop,
         to_sink: to_sink.clone(),
+        pool,
         name,
         delay: config.out_of_orderness,
         fail,
@@ -323,15 +325,24 @@ where
 {
     /// Starts the thread over `state`; the sender takes rows, at most [`SINK_AHEAD`] timestamps
     /// ahead of what the thread has written (a full channel holds worker 0's writer back).
+    /// Written buffers go back to `pool`, at most two per worker (about what is in flight).
     fn start(
         mut state: SinkState<O>,
+        pool: worker::RowPool,
+        workers: usize,
     ) -> Result<(crossbeam_channel::Sender<ToSink>, Self), TimelyError> {
         let (tx, rx) = crossbeam_channel::bounded::<ToSink>(SINK_AHEAD);
         let thread = std::thread::Builder::new()
             .name("merge".into())
             .spawn(move || {
                 while let Ok(ToSink::Rows(rows)) = rx.recv() {
-                    state.write(rows);
+                    for mut buffer in state.write(rows) {
+                        buffer.clear();
+                        let mut pool = pool.lock();
+                        if pool.len() < 2 * workers {
+                            pool.push(buffer);
+                        }
+                    }
                 }
                 state
             })
@@ -357,6 +368,8 @@ struct Shared<P> {
     stop: Arc<AtomicBool>,
     /// To the writer thread (worker 0's writer sends).
     to_sink: crossbeam_channel::Sender<ToSink>,
+    /// Row buffers the writer thread emptied.
+    pool: worker::RowPool,
     name: Arc<str>,
     delay: i64,
     fail: bool,
@@ -383,6 +396,7 @@ where
     // Each worker holds its share of the limit.
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     let sink = (index == 0).then(|| shared.to_sink.clone());
+    window.out.pool = Some(Arc::clone(&shared.pool));
     let end_of_worker = Arc::clone(&end);
     worker.dataflow::<u64, _, _>(|scope| {
         let elements = scope.input_from(&mut elements_in);

@@ -52,7 +52,8 @@ where
     /// in the canonical order), merged into the canonical order. Rows are written where they
     /// lie (a row is about 100 bytes; moving each into a merged buffer cost more than writing
     /// it).
-    pub(crate) fn write(&mut self, mut runs: Vec<Vec<Row>>) {
+    /// Returns the runs' buffers (their rows written or not), to be used again.
+    pub(crate) fn write(&mut self, mut runs: Vec<Vec<Row>>) -> Vec<Vec<Row>> {
         runs.retain(|r| !r.is_empty());
         // By worker, so that rows that tie (two workers over their share of the state limit at
         // one place) are written in one order, whichever worker's rows came first.
@@ -76,6 +77,7 @@ where
                 self.fail(TimelyError::Output(e));
             }
         }
+        runs
     }
 
     /// Writes one row (its parts are taken, not copied).
