@@ -49,6 +49,8 @@ pub(super) struct Programs {
     pub(super) windowctl: PathBuf,
     bare_count: PathBuf,
     e2e_inputs: PathBuf,
+    /// The in-memory timely runs of the scaling table.
+    pub(super) timely_mem: PathBuf,
 }
 
 /// One job: `windowctl run` with `args` over `input` (none: the default job), and `bare_count`
@@ -106,6 +108,7 @@ pub(super) fn build(root: &Path) -> Result<Programs> {
         windowctl: find("windowctl")?,
         bare_count: find("bare_count")?,
         e2e_inputs: find("e2e_inputs")?,
+        timely_mem: find("timely_mem")?,
     })
 }
 

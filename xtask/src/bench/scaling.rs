@@ -27,6 +27,10 @@ use super::e2e::{self, median, Settings};
 /// Events per generated input in a full run (the 2 M).
 pub(super) const FULL_EVENTS: usize = 2_000_000;
 
+/// The in-memory rows' job.
+const IN_MEMORY: &str =
+    "in memory: sliding 60 s / 500 ms sum, sliced (Flink workload), results counted";
+
 /// One way to run a job: the single-threaded runtime (`None`) or `--workers N`.
 type Variant = Option<usize>;
 
@@ -137,6 +141,57 @@ fn measure(
     Ok(runs)
 }
 
+/// The in-memory rows: `timely_mem` (`benches/src/bin/timely_mem.rs`) runs the sliding sliced
+/// job on the timely runtime with the input in memory and the results counted, for each worker
+/// count, and prints `workers N median_s S runs [..] results R events E` per count.
+fn in_memory(
+    timely_mem: &Path,
+    input: &Path,
+    counts: &[usize],
+    rounds: usize,
+) -> Result<Vec<Value>> {
+    let mut cmd = Command::new(timely_mem);
+    cmd.arg(input).arg(rounds.to_string());
+    cmd.args(counts.iter().map(ToString::to_string));
+    let (_, out) = e2e::run_captured(&mut cmd, "timely_mem")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut rows: Vec<(usize, f64, u64)> = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let field = |name: &str| {
+            let at = words.iter().position(|w| *w == name)?;
+            words.get(at + 1).copied()
+        };
+        let parsed = (|| {
+            let n = field("workers")?.parse().ok()?;
+            let s = field("median_s")?.parse().ok()?;
+            let e = field("events")?.parse().ok()?;
+            Some((n, s, e))
+        })();
+        rows.push(parsed.with_context(|| format!("timely_mem printed {line:?}"))?);
+    }
+    let one = rows
+        .iter()
+        .find(|r| r.0 == 1)
+        .map(|r| r.1)
+        .context("timely_mem gave no 1-worker row")?;
+    Ok(rows
+        .iter()
+        .map(|&(n, s, events)| {
+            json!({
+                "job": IN_MEMORY,
+                "runtime": format!("--workers {n}"),
+                "workers": n,
+                "events": events,
+                "seconds": s,
+                "events_per_sec": events as f64 / s,
+                "speedup_vs_workers_1": one / s,
+                "speedup_vs_single_threaded": Value::Null,
+            })
+        })
+        .collect())
+}
+
 /// The markdown table of the rows.
 fn markdown(rows: &[Value]) -> String {
     let mut out = String::from(
@@ -146,13 +201,16 @@ fn markdown(rows: &[Value]) -> String {
     for r in rows {
         let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
         out.push_str(&format!(
-            "| {} | {} | {:.3} | {:.2} | {:.2}x | {:.2}x |\n",
+            "| {} | {} | {:.3} | {:.2} | {:.2}x | {} |\n",
             r["job"].as_str().unwrap_or("?"),
             r["runtime"].as_str().unwrap_or("?"),
             f("seconds"),
             f("events_per_sec") / 1e6,
             f("speedup_vs_workers_1"),
-            f("speedup_vs_single_threaded"),
+            // None for the in-memory rows, which have no single-threaded counterpart.
+            r["speedup_vs_single_threaded"]
+                .as_f64()
+                .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x")),
         ));
     }
     out
@@ -172,7 +230,10 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
                 .is_none_or(|f| j.0.to_lowercase().contains(f))
         })
         .collect();
-    if jobs.is_empty() {
+    let memory = filter
+        .as_ref()
+        .is_none_or(|f| IN_MEMORY.to_lowercase().contains(f));
+    if jobs.is_empty() && !memory {
         return Ok(Value::Null);
     }
     println!(
@@ -219,6 +280,12 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
                 .join(", ")
         );
     }
+    if memory {
+        rows.extend(
+            in_memory(&programs.timely_mem, &inputs[0], &counts, settings.rounds)
+                .context("the in-memory scaling rows")?,
+        );
+    }
     let table = markdown(&rows);
     println!("\n{table}");
     println!(
@@ -256,6 +323,10 @@ mod tests {
             "events_per_sec": 4.0e6, "speedup_vs_workers_1": 1.6,
             "speedup_vs_single_threaded": 1.25});
         assert!(markdown(&[row]).ends_with("| j | --workers 2 | 0.500 | 4.00 | 1.60x | 1.25x |\n"));
+        let memory = json!({"job": "m", "runtime": "--workers 1", "seconds": 0.25,
+            "events_per_sec": 8.0e6, "speedup_vs_workers_1": 1.0,
+            "speedup_vs_single_threaded": null});
+        assert!(markdown(&[memory]).ends_with("| m | --workers 1 | 0.250 | 8.00 | 1.00x | - |\n"));
         assert_eq!(variant_name(None), "single-threaded");
         assert_eq!(variant_name(Some(3)), "--workers 3");
     }
