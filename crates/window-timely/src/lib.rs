@@ -62,6 +62,12 @@ use worker::{Row, WindowWorker};
 /// The timestamp of the rows of the first step of the final watermark (step `k` at `FINAL + k`).
 const FINAL: u64 = u64::MAX / 2;
 
+/// How many rows of the final watermark's steps the workers may have fired that the writer has
+/// not written yet (about 30 MB of rows), shared out among them: the end of a job with many
+/// windows open stays flat in memory (the rows are written as the steps fire), and the steps
+/// do not wait for the writer one by one.
+const FINAL_ROWS_AHEAD: usize = 1 << 18;
+
 /// How long a worker waiting for the others parks at most before it looks again.
 const PARK: std::time::Duration = std::time::Duration::from_micros(200);
 
@@ -631,6 +637,9 @@ where
         let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
         let mut next: u64 = 0;
+        // Steps of the final watermark given to the writer and maybe not written: (step, rows).
+        let mut unwritten: std::collections::VecDeque<(u64, usize)> = Default::default();
+        let budget = FINAL_ROWS_AHEAD / scope.peers();
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
                 if let Some(&t) = cap.least() {
@@ -661,10 +670,17 @@ where
                 next += 1;
             }
             if f1.is_empty() && f2.is_empty() {
-                // One step of the final watermark per activation, and only once the writer has
-                // written the step before the last one: a step's rows are written before the
-                // next steps fire, so that they are not all held at once.
-                if step > FINAL && written.less_than(&(step - 1)) {
+                // One step of the final watermark per activation, and only while the rows of
+                // the steps the writer has not written yet are few: a step's rows are written
+                // as the next steps fire, so that they are not all held at once, without a
+                // round trip to the writer for every step (which cost more than the steps).
+                while unwritten
+                    .front()
+                    .is_some_and(|(t, _)| !written.less_equal(t))
+                {
+                    unwritten.pop_front();
+                }
+                if unwritten.iter().map(|u| u.1).sum::<usize>() > budget {
                     // Looked at again shortly; the worker parks meanwhile.
                     activator.activate_after(PARK);
                     return;
@@ -676,6 +692,7 @@ where
                 }
                 let more = window.finish_step(steps);
                 if !window.out.rows.is_empty() {
+                    unwritten.push_back((step, window.out.rows.len()));
                     output
                         .session(&c.delayed(&step))
                         .give(window.out.take_rows());
