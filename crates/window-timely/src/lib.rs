@@ -31,9 +31,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cluster;
+
 mod chunks;
+mod gather;
 mod parse;
 mod sink;
+mod wire;
 mod worker;
 
 use std::collections::BTreeMap;
@@ -52,9 +56,10 @@ use window_core::{AnyWindow, Number, WindowComputation, WindowMetrics, WindowOut
 use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
+pub use cluster::Cluster;
 pub use worker::{Describe, FinalSteps};
 
-use chunks::{Chunker, Take};
+use chunks::{Chunker, Share, Take};
 use parse::{Element, Summary};
 use sink::SinkState;
 use worker::{Row, WindowWorker};
@@ -76,9 +81,9 @@ const PARSED_AHEAD: usize = 2;
 const AHEAD_PER_WORKER: u64 = 2;
 
 /// How a timely job runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimelyConfig {
-    /// Worker threads (at least 1).
+    /// Worker threads (at least 1); per process in a cluster (the same in every process).
     pub workers: usize,
     /// Bounded out-of-orderness of the watermark in ms: watermark = max timestamp seen - delay
     /// - 1, after every element (Flink's `BoundedOutOfOrdernessWatermarks`; the one-worker
@@ -87,6 +92,10 @@ pub struct TimelyConfig {
     /// The size in bytes after which a chunk ends at the next line end (the last line of a chunk
     /// may make it longer). Output does not depend on it.
     pub chunk_bytes: usize,
+    /// The other processes, when the job runs on several ([`Cluster`]): worker `w` of process
+    /// `p` is the cluster's worker `p * workers + w`; process 0 writes the output. `None`: one
+    /// process.
+    pub cluster: Option<Cluster>,
 }
 
 impl TimelyConfig {
@@ -98,6 +107,7 @@ impl TimelyConfig {
             workers,
             out_of_orderness,
             chunk_bytes: 64 << 10,
+            cluster: None,
         }
     }
 }
@@ -134,6 +144,13 @@ pub enum TimelyError {
     /// timely could not start its workers, or a worker panicked.
     #[error("the timely runtime failed: {0}")]
     Timely(String),
+    /// The processes of a cluster could not connect (the message names the address and what
+    /// was wrong: a stray connection, another job, a peer that did not come).
+    #[error("--processes: {0}")]
+    Cluster(String),
+    /// Process 0 (which writes the output) stopped the job early; the message is its error.
+    #[error("process 0 stopped the job: {0}")]
+    Peer(String),
 }
 
 /// What a job needs on every worker: its computation and how to read its input.
@@ -216,6 +233,8 @@ struct WorkerEnd {
     rejected: u64,
     metrics: WindowMetrics,
     live_windows: usize,
+    /// In a cluster, on the processes but 0: why process 0 stopped the job, if it did.
+    peer_failure: Option<String>,
 }
 
 fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
@@ -252,12 +271,18 @@ where
     let stop = Arc::new(AtomicBool::new(false));
     let fail = policy.on_error == window_io::OnError::Fail;
     let state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
-    let (to_sink, sink) = SinkThread::start(state)?;
+    let (to_sink, sink, sink_done) = SinkThread::start(state)?;
+    let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
+        threads: workers as u64,
+        process: c.process as u64,
+        processes: c.addresses.len() as u64,
+    });
     let chunker = Arc::new(Chunker::new(
         input.bytes,
         config.chunk_bytes,
         input.csv_delimiter,
         input.csv_header,
+        share,
     ));
     let name: Arc<str> = Arc::from(input.name.as_str());
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -271,10 +296,23 @@ where
         name,
         delay: config.out_of_orderness,
         fail,
+        cluster: config.cluster.is_some().then_some(workers),
+        sink_done: Mutex::new(Some(sink_done)),
     });
-    let ran = timely::execute(timely::Config::process(workers), move |worker| {
-        run_worker(worker, &shared)
-    })
+    let ran = match &config.cluster {
+        None => timely::execute(timely::Config::process(workers), move |worker| {
+            run_worker(worker, &shared)
+        }),
+        Some(cluster) => {
+            let (builders, guard) = gather::allocators(cluster, workers)?;
+            timely::execute::execute_from(
+                builders,
+                guard,
+                timely::WorkerConfig::default(),
+                move |worker| run_worker(worker, &shared),
+            )
+        }
+    }
     .map_err(TimelyError::Timely)
     .map(|guards| guards.join());
     // Every chunk handed over is written before the writer thread ends.
@@ -287,8 +325,12 @@ where
         total.rejected += end.rejected;
         add_metrics(&mut total.metrics, &end.metrics);
         total.live_windows += end.live_windows;
+        total.peer_failure = total.peer_failure.or(end.peer_failure);
     }
-    let sink = sink?;
+    let mut sink = sink?;
+    if let Some(message) = total.peer_failure.filter(|_| sink.failure.is_none()) {
+        sink.failure = Some(TimelyError::Peer(message));
+    }
     Ok(Outcome {
         output: sink.out,
         policy: sink.policy,
@@ -323,20 +365,21 @@ where
 {
     /// Starts the thread over `state`; the sender takes rows, at most [`SINK_AHEAD`] timestamps
     /// ahead of what the thread has written (a full channel holds worker 0's writer back).
-    fn start(
-        mut state: SinkState<O>,
-    ) -> Result<(crossbeam_channel::Sender<ToSink>, Self), TimelyError> {
+    /// The third part says, once everything is written, why the job stopped early, if it did.
+    fn start(mut state: SinkState<O>) -> Result<SinkStarted<O>, TimelyError> {
         let (tx, rx) = crossbeam_channel::bounded::<ToSink>(SINK_AHEAD);
+        let (done_tx, done) = crossbeam_channel::bounded(1);
         let thread = std::thread::Builder::new()
             .name("merge".into())
             .spawn(move || {
                 while let Ok(ToSink::Rows(rows)) = rx.recv() {
                     state.write(rows);
                 }
+                let _ = done_tx.send(state.failure.as_ref().map(failure_text));
                 state
             })
             .map_err(|e| TimelyError::Timely(format!("starting the writer thread: {e}")))?;
-        Ok((tx, Self { thread }))
+        Ok((tx, Self { thread }, done))
     }
 
     /// The state once everything sent is written.
@@ -345,6 +388,24 @@ where
             .join()
             .map_err(|_| TimelyError::Timely("the writer thread panicked".into()))
     }
+}
+
+/// The writer thread's channel, the thread, and where it says how the job ended.
+type SinkStarted<O> = (
+    crossbeam_channel::Sender<ToSink>,
+    SinkThread<O>,
+    crossbeam_channel::Receiver<Option<String>>,
+);
+
+/// A failure as the other processes of a cluster report it (an error with its causes).
+fn failure_text(e: &TimelyError) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
 }
 
 /// What every worker shares.
@@ -360,6 +421,10 @@ struct Shared<P> {
     name: Arc<str>,
     delay: i64,
     fail: bool,
+    /// In a cluster: the workers per process.
+    cluster: Option<usize>,
+    /// Where worker 0 of a cluster learns how the writer ended (taken once).
+    sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
 }
 
 /// One worker: builds the dataflow, feeds it its chunks, and runs it to the end.
@@ -369,6 +434,8 @@ where
 {
     let index = worker.index();
     let peers = worker.peers() as u64;
+    // Keys sent to or received from other processes are named by this process's dictionary.
+    wire::use_dictionary(&shared.keys);
     let mut elements_in = InputHandleVec::<u64, Element>::new();
     let mut summaries_in = InputHandleVec::<u64, Summary>::new();
     let probe = ProbeHandle::new();
@@ -394,6 +461,8 @@ where
             interrupted: Arc::clone(&shared.interrupted),
             parts: Arc::clone(&shared.parts),
             end: end_of_worker,
+            stop: Arc::clone(&shared.stop),
+            by_text: shared.cluster.map(|_| Arc::clone(&shared.keys)),
         };
         let rows = window_operator(elements, summaries, window, ctx);
         writer(rows, sink).probe_with(&probe);
@@ -427,8 +496,20 @@ where
     drop(elements_in);
     drop(summaries_in);
     while worker.step_or_park(None) {}
-    let mut end = end.lock();
-    std::mem::take(&mut *end)
+    let own = std::mem::take(&mut *end.lock());
+    let Some(threads) = shared.cluster else {
+        return own;
+    };
+    // Worker 0 waits for the writer to write everything, to say how the job ended.
+    let failure = if index == 0 {
+        let _ = shared.to_sink.send(ToSink::Done);
+        let done = shared.sink_done.lock().take();
+        done.and_then(|d| d.recv().ok()).flatten()
+    } else {
+        None
+    };
+    let message = gather::EndMessage::new(&own, failure);
+    gather::gather(worker, threads, own, message)
 }
 
 /// A worker's parsed chunks: parsed on a thread of their own, a few chunks ahead, so that
@@ -587,6 +668,12 @@ struct OperatorContext<P> {
     parts: Arc<P>,
     /// Where the worker's counters go at its end.
     end: Arc<Mutex<WorkerEnd>>,
+    /// Set when the worker's computation stops the job (a bad record with `--on-error fail`, a
+    /// failed read, a failed element), so that this process stops reading too: in a cluster
+    /// the other processes learn it from the chunk's summary, not from the writer.
+    stop: Arc<AtomicBool>,
+    /// In a cluster, the dictionary by whose texts elements are routed ([`wire::Router`]).
+    by_text: Option<Arc<KeyDictionary>>,
 }
 
 /// The window operator: elements by key, summaries from every worker; rows out at the chunk's
@@ -607,8 +694,11 @@ where
         interrupted,
         parts,
         end,
+        stop,
+        by_text,
     } = ctx;
-    let by_key = Exchange::new(|e: &Element| e.key.index() as u64);
+    let mut router = wire::Router::new(by_text);
+    let by_key = Exchange::new(move |e: &Element| router.route(e.key));
     let scope = elements.scope();
     elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, info| {
         let activator = scope.activator_for(info.address);
@@ -639,6 +729,9 @@ where
                 let Some(s) = known.remove(&next) else { break };
                 let mut mine = held.remove(&next).unwrap_or_default();
                 window.chunk(&s, &mut mine);
+                if window.stopped {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&next))
@@ -678,6 +771,7 @@ where
                     rejected: window.rejected,
                     metrics: comp.metrics(),
                     live_windows: comp.live_state().windows,
+                    peer_failure: None,
                 };
                 cap = None;
             } else {
