@@ -136,9 +136,14 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         .into());
     }
     warn_about_lateness(&plan);
-    if let Some(workers) = args.workers {
+    if args.workers.is_some()
+        || args.processes.is_some()
+        || args.process.is_some()
+        || args.hostfile.is_some()
+    {
         let signals = Arc::new(stop);
         let signal = Box::new(move || signals.received());
+        let workers = args.workers.unwrap_or(1);
         return crate::scale::run_timely(args, &plan, workers.into(), signal);
     }
     if args.checkpoint_dir.is_some() {
