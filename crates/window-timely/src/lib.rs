@@ -26,8 +26,13 @@
 //!
 //! Output is therefore byte-identical for 1, 2 or any number of workers; it holds the rows of the
 //! one-threaded runtime (`engine::Runtime`), in this canonical order within a watermark step.
+//!
+//! **Several processes** ([`TimelyConfig::cluster`]): each process reads the whole input and
+//! parses its workers' chunks; keys cross processes as their text (module `wire`) and
+//! are routed by a fixed hash of it; [`cluster`] makes the connections (each checked by a hello
+//! of the same job) that timely's network threads then use; process 0 writes the output.
 //! `docs/scale-out.md` says what runs here and what does not yet (several inputs, processing
-//! time, live inputs, processes, checkpoints).
+//! time, live inputs, checkpoints).
 
 #![forbid(unsafe_code)]
 
