@@ -669,9 +669,7 @@ where
                 let Some(s) = known.remove(&next) else { break };
                 let mut mine = held.remove(&next).unwrap_or_default();
                 window.chunk(&s, &mut mine);
-                if window.stopped {
-                    stop.store(true, Ordering::Relaxed);
-                }
+                stop.fetch_or(window.stopped, Ordering::Relaxed);
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&next))

@@ -136,11 +136,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         .into());
     }
     warn_about_lateness(&plan);
-    if args.workers.is_some()
-        || args.processes.is_some()
-        || args.process.is_some()
-        || args.hostfile.is_some()
-    {
+    if crate::scale::wanted(args) {
         let signals = Arc::new(stop);
         let signal = Box::new(move || signals.received());
         let workers = args.workers.unwrap_or(1);

@@ -191,24 +191,8 @@ pub(crate) fn run_timely(
         interrupted,
     });
     let started = Instant::now();
-    if let Some(c) = config.cluster.as_ref().filter(|c| c.process != 0) {
-        // Not process 0: no output, late output or dead letters are created here.
-        let (process, processes) = (c.process, c.addresses.len());
-        let policy = ErrorPolicy::new(plan.outputs.on_error);
-        let outcome = window_timely::run(config, parts, input, keys, NoOutput, policy)
-            .map_err(|e| anyhow!("{e}"))?;
-        if let Some(failure) = outcome.failure {
-            return Err(failure_error(failure));
-        }
-        eprintln!(
-            "windowctl: process {process} of {processes} done: its {workers} workers processed \
-             {} elements and fired {} windows in {:.1} s; process 0 writes the output and the \
-             summary",
-            outcome.metrics.elements,
-            outcome.metrics.windows_fired,
-            started.elapsed().as_secs_f64()
-        );
-        return stopped_by(signal.as_ref(), outcome.interrupted);
+    if config.cluster.as_ref().is_some_and(|c| c.process != 0) {
+        return run_peer(plan, config, parts, input, keys, signal.as_ref());
     }
     let state_line = match &config.cluster {
         None => format!("workers: {workers} (timely dataflow, one process)"),
@@ -245,6 +229,43 @@ pub(crate) fn run_timely(
     summary(plan, &facts, written, started.elapsed(), stopped, &[]);
     report_cut_dead_letters(&outcome.policy);
     stopped_by(signal.as_ref(), stopped)
+}
+
+/// Whether the job runs on timely: `--workers`, or any of the cluster flags (checked there).
+pub(crate) fn wanted(args: &RunArgs) -> bool {
+    args.workers.is_some()
+        || args.processes.is_some()
+        || args.process.is_some()
+        || args.hostfile.is_some()
+}
+
+/// A process other than 0 of a cluster: no output, late output or dead letters are created
+/// here (process 0 writes them); one line of its own part at the end.
+fn run_peer(
+    plan: &Plan,
+    config: TimelyConfig,
+    parts: Arc<Parts>,
+    input: TimelyInput,
+    keys: Arc<KeyDictionary>,
+    signal: &(dyn Fn() -> Option<i32> + Send + Sync),
+) -> Result<()> {
+    let started = Instant::now();
+    let (workers, c) = (config.workers, config.cluster.as_ref());
+    let (process, processes) = c.map_or((0, 1), |c| (c.process, c.addresses.len()));
+    let policy = ErrorPolicy::new(plan.outputs.on_error);
+    let outcome = window_timely::run(config, parts, input, keys, NoOutput, policy)
+        .map_err(|e| anyhow!("{e}"))?;
+    if let Some(failure) = outcome.failure {
+        return Err(failure_error(failure));
+    }
+    eprintln!(
+        "windowctl: process {process} of {processes} done: its {workers} workers processed {} \
+         elements and fired {} windows in {:.1} s; process 0 writes the output and the summary",
+        outcome.metrics.elements,
+        outcome.metrics.windows_fired,
+        started.elapsed().as_secs_f64()
+    );
+    stopped_by(signal, outcome.interrupted)
 }
 
 /// As on one thread: stopped by a signal, the outputs hold every row up to there.
