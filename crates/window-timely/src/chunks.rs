@@ -42,6 +42,36 @@ pub(crate) struct Chunker {
     chunk_bytes: usize,
     /// Whether the input is CSV with a header line that later chunks need in front.
     csv_header: bool,
+    /// Which chunks this process's workers take; the others are read (the cut needs every
+    /// byte before it) and dropped.
+    share: Share,
+}
+
+/// The chunks of one process of a cluster: worker `w` (of `threads * processes`, process `p`
+/// holding workers `p * threads ..`) takes chunks `w`, `w + workers` ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Share {
+    /// Worker threads per process.
+    pub(crate) threads: u64,
+    /// This process's index.
+    pub(crate) process: u64,
+    /// The number of processes.
+    pub(crate) processes: u64,
+}
+
+impl Share {
+    /// One process: every chunk.
+    pub(crate) const ALL: Share = Share {
+        threads: 1,
+        process: 0,
+        processes: 1,
+    };
+
+    /// Whether chunk `index` is one of this process's workers'.
+    pub(crate) fn keeps(self, index: u64) -> bool {
+        self.processes <= 1
+            || (index % (self.threads * self.processes)) / self.threads == self.process
+    }
 }
 
 impl std::fmt::Debug for Chunker {
@@ -103,6 +133,7 @@ impl Chunker {
         chunk_bytes: usize,
         csv: Option<u8>,
         csv_header: bool,
+        share: Share,
     ) -> Self {
         Self {
             state: Mutex::new(State {
@@ -116,6 +147,7 @@ impl Chunker {
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv_header,
+            share,
         }
     }
 
@@ -163,14 +195,16 @@ impl Chunker {
                 Vec::new()
             }
         };
-        s.pending.insert(
-            index,
-            Chunk {
+        if self.share.keeps(index) {
+            s.pending.insert(
                 index,
-                header,
-                lines,
-            },
-        );
+                Chunk {
+                    index,
+                    header,
+                    lines,
+                },
+            );
+        }
         s.next += 1;
     }
 
@@ -232,6 +266,7 @@ mod tests {
             bytes,
             Some(b','),
             header,
+            Share::ALL,
         )
     }
 
@@ -333,6 +368,39 @@ mod tests {
     }
 
     #[test]
+    fn a_process_keeps_only_its_workers_chunks() {
+        let text = "t,k,v\n1,a,1\n2,b,2\n3,c,3\n4,d,4\n5,e,5\n";
+        // Two processes of two workers: process 1 holds workers 2 and 3.
+        let share = Share {
+            threads: 2,
+            process: 1,
+            processes: 2,
+        };
+        let c = Chunker::new(
+            Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+            1,
+            Some(b','),
+            true,
+            share,
+        );
+        let Take::Chunk(three) = c.take(3) else {
+            panic!("chunk 3")
+        };
+        assert_eq!(three.lines, b"3,c,3\n");
+        assert_eq!(three.header, b"t,k,v\n");
+        // Chunks 0 and 1 were read and dropped, not kept for anyone.
+        assert_eq!(c.state.lock().pending.len(), 1);
+        assert!(matches!(c.take(0), Take::End));
+        let Take::Chunk(two) = c.take(2) else {
+            panic!("chunk 2")
+        };
+        assert_eq!(two.lines, b"2,b,2\n");
+        assert!(matches!(c.take(6), Take::End));
+        assert!(c.state.lock().pending.is_empty());
+        assert!(!share.keeps(4) && share.keeps(6) && share.keeps(7) && Share::ALL.keeps(4));
+    }
+
+    #[test]
     fn a_read_error_is_reported_once_where_it_happened() {
         struct Failing(u8);
         impl std::io::Read for Failing {
@@ -350,6 +418,7 @@ mod tests {
             2,
             None,
             false,
+            Share::ALL,
         );
         assert!(matches!(c.take(0), Take::Chunk(_)));
         assert!(matches!(c.take(3), Take::End));

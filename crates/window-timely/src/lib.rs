@@ -26,14 +26,23 @@
 //!
 //! Output is therefore byte-identical for 1, 2 or any number of workers; it holds the rows of the
 //! one-threaded runtime (`engine::Runtime`), in this canonical order within a watermark step.
+//!
+//! **Several processes** ([`TimelyConfig::cluster`]): each process reads the whole input and
+//! parses its workers' chunks; keys cross processes as their text (module `wire`) and
+//! are routed by a fixed hash of it; [`cluster`] makes the connections (each checked by a hello
+//! of the same job) that timely's network threads then use; process 0 writes the output.
 //! `docs/scale-out.md` says what runs here and what does not yet (several inputs, processing
-//! time, live inputs, processes, checkpoints).
+//! time, live inputs, checkpoints).
 
 #![forbid(unsafe_code)]
 
+pub mod cluster;
+
 mod chunks;
+mod gather;
 mod parse;
 mod sink;
+mod wire;
 mod worker;
 
 use std::collections::BTreeMap;
@@ -52,11 +61,12 @@ use window_core::{AnyWindow, Number, WindowComputation, WindowMetrics, WindowOut
 use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
+pub use cluster::Cluster;
 pub use worker::{Describe, FinalSteps};
 
-use chunks::{Chunker, Take};
+use chunks::{Chunker, Share, Take};
 use parse::{Element, Summary};
-use sink::SinkState;
+use sink::{SinkState, SinkThread, ToSink};
 use worker::{Row, WindowWorker};
 
 /// The timestamp of the rows of the first step of the final watermark (step `k` at `FINAL + k`).
@@ -82,9 +92,9 @@ const PARSED_AHEAD: usize = 2;
 const AHEAD_PER_WORKER: u64 = 2;
 
 /// How a timely job runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimelyConfig {
-    /// Worker threads (at least 1).
+    /// Worker threads (at least 1); per process in a cluster (the same in every process).
     pub workers: usize,
     /// Bounded out-of-orderness of the watermark in ms: watermark = max timestamp seen - delay
     /// - 1, after every element (Flink's `BoundedOutOfOrdernessWatermarks`; the one-worker
@@ -93,6 +103,10 @@ pub struct TimelyConfig {
     /// The size in bytes after which a chunk ends at the next line end (the last line of a chunk
     /// may make it longer). Output does not depend on it.
     pub chunk_bytes: usize,
+    /// The other processes, when the job runs on several ([`Cluster`]): worker `w` of process
+    /// `p` is the cluster's worker `p * workers + w`; process 0 writes the output. `None`: one
+    /// process.
+    pub cluster: Option<Cluster>,
 }
 
 impl TimelyConfig {
@@ -104,6 +118,7 @@ impl TimelyConfig {
             workers,
             out_of_orderness,
             chunk_bytes: 64 << 10,
+            cluster: None,
         }
     }
 }
@@ -140,6 +155,13 @@ pub enum TimelyError {
     /// timely could not start its workers, or a worker panicked.
     #[error("the timely runtime failed: {0}")]
     Timely(String),
+    /// The processes of a cluster could not connect (the message names the address and what
+    /// was wrong: a stray connection, another job, a peer that did not come).
+    #[error("--processes: {0}")]
+    Cluster(String),
+    /// Process 0 (which writes the output) stopped the job early; the message is its error.
+    #[error("process 0 stopped the job: {0}")]
+    Peer(String),
 }
 
 /// What a job needs on every worker: its computation and how to read its input.
@@ -222,6 +244,8 @@ struct WorkerEnd {
     rejected: u64,
     metrics: WindowMetrics,
     live_windows: usize,
+    /// In a cluster, on the processes but 0: why process 0 stopped the job, if it did.
+    peer_failure: Option<String>,
 }
 
 fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
@@ -259,12 +283,18 @@ where
     let fail = policy.on_error == window_io::OnError::Fail;
     let state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
     let pool = worker::RowPool::default();
-    let (to_sink, sink) = SinkThread::start(state, Arc::clone(&pool), workers)?;
+    let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool), workers)?;
+    let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
+        threads: workers as u64,
+        process: c.process as u64,
+        processes: c.addresses.len() as u64,
+    });
     let chunker = Arc::new(Chunker::new(
         input.bytes,
         config.chunk_bytes,
         input.csv_delimiter,
         input.csv_header,
+        share,
     ));
     let name: Arc<str> = Arc::from(input.name.as_str());
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -279,10 +309,23 @@ where
         name,
         delay: config.out_of_orderness,
         fail,
+        cluster: config.cluster.is_some().then_some(workers),
+        sink_done: Mutex::new(Some(sink_done)),
     });
-    let ran = timely::execute(timely::Config::process(workers), move |worker| {
-        run_worker(worker, &shared)
-    })
+    let ran = match &config.cluster {
+        None => timely::execute(timely::Config::process(workers), move |worker| {
+            run_worker(worker, &shared)
+        }),
+        Some(cluster) => {
+            let (builders, guard) = gather::allocators(cluster, workers)?;
+            timely::execute::execute_from(
+                builders,
+                guard,
+                timely::WorkerConfig::default(),
+                move |worker| run_worker(worker, &shared),
+            )
+        }
+    }
     .map_err(TimelyError::Timely)
     .map(|guards| guards.join());
     // Every chunk handed over is written before the writer thread ends.
@@ -295,8 +338,12 @@ where
         total.rejected += end.rejected;
         add_metrics(&mut total.metrics, &end.metrics);
         total.live_windows += end.live_windows;
+        total.peer_failure = total.peer_failure.or(end.peer_failure);
     }
-    let sink = sink?;
+    let mut sink = sink?;
+    if let Some(message) = total.peer_failure.filter(|_| sink.failure.is_none()) {
+        sink.failure = Some(TimelyError::Peer(message));
+    }
     Ok(Outcome {
         output: sink.out,
         policy: sink.policy,
@@ -307,61 +354,6 @@ where
         failure: sink.failure,
         interrupted: interrupted.load(Ordering::Relaxed),
     })
-}
-
-/// What worker 0's writer hands to the writer thread.
-enum ToSink {
-    /// Every worker's rows of one timestamp (one container per worker, each in the canonical
-    /// order).
-    Rows(Vec<Vec<Row>>),
-    /// Nothing follows.
-    Done,
-}
-
-/// The thread that merges the workers' rows and writes them to the job's output (which
-/// formats them on a thread of its own), so that worker 0 windows its keys as fast as the
-/// other workers instead of also writing every row.
-struct SinkThread<O> {
-    thread: std::thread::JoinHandle<SinkState<O>>,
-}
-
-impl<O> SinkThread<O>
-where
-    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
-{
-    /// Starts the thread over `state`; the sender takes rows, at most [`SINK_AHEAD`] timestamps
-    /// ahead of what the thread has written (a full channel holds worker 0's writer back).
-    /// Written buffers go back to `pool`, at most two per worker (about what is in flight).
-    fn start(
-        mut state: SinkState<O>,
-        pool: worker::RowPool,
-        workers: usize,
-    ) -> Result<(crossbeam_channel::Sender<ToSink>, Self), TimelyError> {
-        let (tx, rx) = crossbeam_channel::bounded::<ToSink>(SINK_AHEAD);
-        let thread = std::thread::Builder::new()
-            .name("merge".into())
-            .spawn(move || {
-                while let Ok(ToSink::Rows(rows)) = rx.recv() {
-                    for mut buffer in state.write(rows) {
-                        buffer.clear();
-                        let mut pool = pool.lock();
-                        if pool.len() < 2 * workers {
-                            pool.push(buffer);
-                        }
-                    }
-                }
-                state
-            })
-            .map_err(|e| TimelyError::Timely(format!("starting the writer thread: {e}")))?;
-        Ok((tx, Self { thread }))
-    }
-
-    /// The state once everything sent is written.
-    fn join(self) -> Result<SinkState<O>, TimelyError> {
-        self.thread
-            .join()
-            .map_err(|_| TimelyError::Timely("the writer thread panicked".into()))
-    }
 }
 
 /// What every worker shares.
@@ -379,6 +371,10 @@ struct Shared<P> {
     name: Arc<str>,
     delay: i64,
     fail: bool,
+    /// In a cluster: the workers per process.
+    cluster: Option<usize>,
+    /// Where worker 0 of a cluster learns how the writer ended (taken once).
+    sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
 }
 
 /// One worker: builds the dataflow, feeds it its chunks, and runs it to the end.
@@ -388,6 +384,8 @@ where
 {
     let index = worker.index();
     let peers = worker.peers() as u64;
+    // Keys sent to or received from other processes are named by this process's dictionary.
+    wire::use_dictionary(&shared.keys);
     let mut elements_in = InputHandleVec::<u64, Element>::new();
     let mut summaries_in = InputHandleVec::<u64, Summary>::new();
     let probe = ProbeHandle::new();
@@ -414,6 +412,8 @@ where
             interrupted: Arc::clone(&shared.interrupted),
             parts: Arc::clone(&shared.parts),
             end: end_of_worker,
+            stop: Arc::clone(&shared.stop),
+            by_text: shared.cluster.map(|_| Arc::clone(&shared.keys)),
         };
         let rows = window_operator(elements, summaries, window, ctx);
         writer(rows, sink).probe_with(&probe);
@@ -447,8 +447,20 @@ where
     drop(elements_in);
     drop(summaries_in);
     while worker.step_or_park(None) {}
-    let mut end = end.lock();
-    std::mem::take(&mut *end)
+    let own = std::mem::take(&mut *end.lock());
+    let Some(threads) = shared.cluster else {
+        return own;
+    };
+    // Worker 0 waits for the writer to write everything, to say how the job ended.
+    let failure = if index == 0 {
+        let _ = shared.to_sink.send(ToSink::Done);
+        let done = shared.sink_done.lock().take();
+        done.and_then(|d| d.recv().ok()).flatten()
+    } else {
+        None
+    };
+    let message = gather::EndMessage::new(&own, failure);
+    gather::gather(worker, threads, own, message)
 }
 
 /// A worker's parsed chunks: parsed on a thread of their own, a few chunks ahead, so that
@@ -607,6 +619,27 @@ struct OperatorContext<P> {
     parts: Arc<P>,
     /// Where the worker's counters go at its end.
     end: Arc<Mutex<WorkerEnd>>,
+    /// Set when the worker's computation stops the job (a bad record with `--on-error fail`, a
+    /// failed read, a failed element), so that this process stops reading too: in a cluster
+    /// the other processes learn it from the chunk's summary, not from the writer.
+    stop: Arc<AtomicBool>,
+    /// In a cluster, the dictionary by whose texts elements are routed ([`wire::Router`]).
+    by_text: Option<Arc<KeyDictionary>>,
+}
+
+/// A worker's counters at its end.
+fn worker_end<C>(window: &WindowWorker<C>) -> WorkerEnd
+where
+    C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
+{
+    let comp = window.computation();
+    WorkerEnd {
+        events: window.events,
+        rejected: window.rejected,
+        metrics: comp.metrics(),
+        live_windows: comp.live_state().windows,
+        peer_failure: None,
+    }
 }
 
 /// The window operator: elements by key, summaries from every worker; rows out at the chunk's
@@ -627,8 +660,11 @@ where
         interrupted,
         parts,
         end,
+        stop,
+        by_text,
     } = ctx;
-    let by_key = Exchange::new(|e: &Element| e.key.index() as u64);
+    let mut router = wire::Router::new(by_text);
+    let by_key = Exchange::new(move |e: &Element| router.route(e.key));
     let scope = elements.scope();
     elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, info| {
         let activator = scope.activator_for(info.address);
@@ -637,9 +673,7 @@ where
         let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
         let mut next: u64 = 0;
-        // Steps of the final watermark given to the writer and maybe not written: (step, rows).
-        let mut unwritten: std::collections::VecDeque<(u64, usize)> = Default::default();
-        let budget = FINAL_ROWS_AHEAD / scope.peers();
+        let mut unwritten = sink::Unwritten::new(FINAL_ROWS_AHEAD / scope.peers());
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
                 if let Some(&t) = cap.least() {
@@ -662,6 +696,7 @@ where
                 let Some(s) = known.remove(&next) else { break };
                 let mut mine = held.remove(&next).unwrap_or_default();
                 window.chunk(&s, &mut mine);
+                stop.fetch_or(window.stopped, Ordering::Relaxed);
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&next))
@@ -671,16 +706,8 @@ where
             }
             if f1.is_empty() && f2.is_empty() {
                 // One step of the final watermark per activation, and only while the rows of
-                // the steps the writer has not written yet are few: a step's rows are written
-                // as the next steps fire, so that they are not all held at once, without a
-                // round trip to the writer for every step (which cost more than the steps).
-                while unwritten
-                    .front()
-                    .is_some_and(|(t, _)| !written.less_equal(t))
-                {
-                    unwritten.pop_front();
-                }
-                if unwritten.iter().map(|u| u.1).sum::<usize>() > budget {
+                // the steps the writer has not written yet are few.
+                if unwritten.too_many(&written) {
                     // Looked at again shortly; the worker parks meanwhile.
                     activator.activate_after(PARK);
                     return;
@@ -692,7 +719,7 @@ where
                 }
                 let more = window.finish_step(steps);
                 if !window.out.rows.is_empty() {
-                    unwritten.push_back((step, window.out.rows.len()));
+                    unwritten.given(step, window.out.rows.len());
                     output
                         .session(&c.delayed(&step))
                         .give(window.out.take_rows());
@@ -703,13 +730,7 @@ where
                     activator.activate();
                     return;
                 }
-                let comp = window.computation();
-                *end.lock() = WorkerEnd {
-                    events: window.events,
-                    rejected: window.rejected,
-                    metrics: comp.metrics(),
-                    live_windows: comp.live_state().windows,
-                };
+                *end.lock() = worker_end(&window);
                 cap = None;
             } else {
                 c.downgrade(&next);

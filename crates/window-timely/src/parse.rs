@@ -21,7 +21,8 @@ pub(crate) struct Element {
     pub(crate) idx: u32,
     /// Its event time, in ms.
     pub(crate) timestamp: i64,
-    /// Its key.
+    /// Its key (as its text across processes: [`crate::wire`]).
+    #[serde(with = "crate::wire::key_text")]
     pub(crate) key: KeyId,
     /// Its value.
     pub(crate) value: Number,

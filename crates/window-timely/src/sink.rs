@@ -10,8 +10,10 @@ use window_io::{ErrorPolicy, KeyId};
 use window_job::JobResult;
 
 use crate::parse::ChunkError;
-use crate::worker::{Row, RowKind};
-use crate::TimelyError;
+use crate::worker::{Row, RowKind, RowPool};
+use timely::dataflow::ProbeHandle;
+
+use crate::{TimelyError, SINK_AHEAD};
 
 /// The job's output and error policy, and how the run ended.
 pub(crate) struct SinkState<O> {
@@ -137,5 +139,118 @@ where
             // Written by `write_row`, never taken.
             RowKind::Result { .. } | RowKind::Late { .. } | RowKind::Emptied { .. } => {}
         }
+    }
+}
+
+/// What worker 0's writer hands to the writer thread.
+pub(crate) enum ToSink {
+    /// Every worker's rows of one timestamp (one container per worker, each in the canonical
+    /// order).
+    Rows(Vec<Vec<Row>>),
+    /// Nothing follows.
+    Done,
+}
+
+/// The thread that merges the workers' rows and writes them to the job's output (which
+/// formats them on a thread of its own), so that worker 0 windows its keys as fast as the
+/// other workers instead of also writing every row.
+pub(crate) struct SinkThread<O> {
+    thread: std::thread::JoinHandle<SinkState<O>>,
+}
+
+impl<O> SinkThread<O>
+where
+    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
+{
+    /// Starts the thread over `state`; the sender takes rows, at most [`SINK_AHEAD`] timestamps
+    /// ahead of what the thread has written (a full channel holds worker 0's writer back).
+    /// The third part says, once everything is written, why the job stopped early, if it did.
+    /// Written buffers go back to `pool`, at most two per worker (about what is in flight).
+    pub(crate) fn start(
+        mut state: SinkState<O>,
+        pool: RowPool,
+        workers: usize,
+    ) -> Result<SinkStarted<O>, TimelyError> {
+        let (tx, rx) = crossbeam_channel::bounded::<ToSink>(SINK_AHEAD);
+        let (done_tx, done) = crossbeam_channel::bounded(1);
+        let thread = std::thread::Builder::new()
+            .name("merge".into())
+            .spawn(move || {
+                while let Ok(ToSink::Rows(rows)) = rx.recv() {
+                    for mut buffer in state.write(rows) {
+                        buffer.clear();
+                        let mut pool = pool.lock();
+                        if pool.len() < 2 * workers {
+                            pool.push(buffer);
+                        }
+                    }
+                }
+                let _ = done_tx.send(state.failure.as_ref().map(failure_text));
+                state
+            })
+            .map_err(|e| TimelyError::Timely(format!("starting the writer thread: {e}")))?;
+        Ok((tx, Self { thread }, done))
+    }
+
+    /// The state once everything sent is written.
+    pub(crate) fn join(self) -> Result<SinkState<O>, TimelyError> {
+        self.thread
+            .join()
+            .map_err(|_| TimelyError::Timely("the writer thread panicked".into()))
+    }
+}
+
+/// The writer thread's channel, the thread, and where it says how the job ended.
+pub(crate) type SinkStarted<O> = (
+    crossbeam_channel::Sender<ToSink>,
+    SinkThread<O>,
+    crossbeam_channel::Receiver<Option<String>>,
+);
+
+/// A failure as the other processes of a cluster report it (an error with its causes).
+fn failure_text(e: &TimelyError) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+
+/// The steps of the final watermark a worker gave to the writer that may not be written yet:
+/// a step's rows are written as the next steps fire, so that they are not all held at once,
+/// without a round trip to the writer for every step (which cost more than the steps).
+pub(crate) struct Unwritten {
+    /// (step, rows), oldest first.
+    steps: std::collections::VecDeque<(u64, usize)>,
+    /// The most rows not yet written before the next step waits.
+    budget: usize,
+}
+
+impl Unwritten {
+    pub(crate) fn new(budget: usize) -> Self {
+        Self {
+            steps: std::collections::VecDeque::new(),
+            budget,
+        }
+    }
+
+    /// Notes that step `t`'s `rows` rows went to the writer.
+    pub(crate) fn given(&mut self, t: u64, rows: usize) {
+        self.steps.push_back((t, rows));
+    }
+
+    /// Whether the next step must wait: the rows of the steps not yet past `written` (the
+    /// probe after the writer) are over the budget.
+    pub(crate) fn too_many(&mut self, written: &ProbeHandle<u64>) -> bool {
+        while self
+            .steps
+            .front()
+            .is_some_and(|(t, _)| !written.less_equal(t))
+        {
+            self.steps.pop_front();
+        }
+        self.steps.iter().map(|s| s.1).sum::<usize>() > self.budget
     }
 }

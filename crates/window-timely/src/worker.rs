@@ -50,6 +50,7 @@ impl Default for Order {
 pub(crate) enum RowKind {
     /// A window result.
     Result {
+        #[serde(with = "crate::wire::key_text")]
         key: KeyId,
         window: AnyWindow,
         result: JobResult,
@@ -57,6 +58,7 @@ pub(crate) enum RowKind {
     },
     /// A late element, for the side output.
     Late {
+        #[serde(with = "crate::wire::key_text")]
         key: KeyId,
         timestamp: i64,
         value: Number,
@@ -64,6 +66,7 @@ pub(crate) enum RowKind {
     },
     /// A key window or slice emitted empty.
     Emptied {
+        #[serde(with = "crate::wire::key_text")]
         key: KeyId,
         window: AnyWindow,
         watermark: i64,

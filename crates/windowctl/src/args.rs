@@ -255,6 +255,24 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=512))]
     pub(crate) workers: Option<u16>,
 
+    /// Run the job on N processes of timely dataflow (a cluster; --workers threads in each,
+    /// the same in every process), each started with the same job and its own --process; see
+    /// docs/scale-out.md. Every process reads the whole input file and parses its workers'
+    /// chunks; process 0 writes the output, late output and dead letters. No authentication or
+    /// encryption: run a cluster on loopback or a trusted network only.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=512))]
+    pub(crate) processes: Option<u16>,
+
+    /// With --processes: this process's index, from 0 (its line of --hostfile, from the first).
+    #[arg(long, value_name = "I")]
+    pub(crate) process: Option<u16>,
+
+    /// With --processes N: a file of N lines, one `host:port` per process in index order (as
+    /// timely's own cluster option); blank lines and lines starting with `#` are skipped. Each
+    /// process listens on its own line's address only.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) hostfile: Option<PathBuf>,
+
     /// Take checkpoints in DIR (made if missing), and resume from its newest valid checkpoint
     /// when DIR holds one of the same job: outputs are cut back to their lengths at the
     /// checkpoint and inputs continue from their positions, so the outputs end byte for byte as

@@ -136,9 +136,10 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         .into());
     }
     warn_about_lateness(&plan);
-    if let Some(workers) = args.workers {
+    if crate::scale::wanted(args) {
         let signals = Arc::new(stop);
         let signal = Box::new(move || signals.received());
+        let workers = args.workers.unwrap_or(1);
         return crate::scale::run_timely(args, &plan, workers.into(), signal);
     }
     if args.checkpoint_dir.is_some() {

@@ -1,5 +1,6 @@
 //! `windowctl run --workers N`: the job on timely dataflow ([`window_timely`]), keys partitioned
-//! across N worker threads, the output byte-identical for any N (`docs/scale-out.md`).
+//! across N worker threads, the output byte-identical for any N (`docs/scale-out.md`); with
+//! `--processes N --process I --hostfile FILE`, on N processes of such threads (a cluster).
 
 use std::io::Cursor;
 use std::sync::Arc;
@@ -13,7 +14,14 @@ use engine::io::{
 };
 use engine::job::{Computation, JobSpec};
 use engine::runtime::{RunStats, RuntimeError};
-use window_timely::{Describe, FinalSteps, JobParts, TimelyConfig, TimelyError, TimelyInput};
+use std::time::Duration;
+
+use engine::core::{AnyWindow, Number, WindowOutput};
+use engine::io::{ErrorPolicy, KeyId};
+use engine::job::JobResult;
+use window_timely::{
+    Cluster, Describe, FinalSteps, JobParts, TimelyConfig, TimelyError, TimelyInput,
+};
 
 use crate::args::RunArgs;
 use crate::output::stdin_was_closed;
@@ -127,11 +135,13 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// Runs the planned job on `workers` timely worker threads; as `run::run` otherwise.
+/// Runs the planned job on `workers` timely worker threads (per process, with `--processes`);
+/// as `run::run` otherwise.
 ///
 /// # Errors
-/// What the job cannot run with (see [`check`], a usage error), an input or output that cannot
-/// be opened, and every way a job stops early, as the single-threaded runtime reports it.
+/// What the job cannot run with (see [`check`] and [`cluster_of`], usage errors), an input or
+/// output that cannot be opened, a cluster that cannot connect, and every way a job stops
+/// early, as the single-threaded runtime reports it.
 pub(crate) fn run_timely(
     args: &RunArgs,
     plan: &Plan,
@@ -142,6 +152,14 @@ pub(crate) fn run_timely(
     let asked = Arc::clone(&signal);
     let interrupted: Box<dyn Fn() -> bool + Send + Sync> = Box::new(move || asked().is_some());
     check(args, plan).map_err(crate::run::Usage::from)?;
+    let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
+    if let Ok(bytes) = std::env::var("WINDOWCTL_CHUNK_BYTES") {
+        // For tests: small chunks make many chunk boundaries in a small input.
+        config.chunk_bytes = bytes
+            .parse()
+            .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
+    }
+    config.cluster = cluster_of(args, plan, &config).map_err(crate::run::Usage::from)?;
     let (spec, format) = &plan.inputs[0];
     if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
         bail!(
@@ -172,16 +190,20 @@ pub(crate) fn run_timely(
         max_held: plan.spec.max_window_states,
         interrupted,
     });
+    let started = Instant::now();
+    if config.cluster.as_ref().is_some_and(|c| c.process != 0) {
+        return run_peer(plan, config, parts, input, keys, signal.as_ref());
+    }
+    let state_line = match &config.cluster {
+        None => format!("workers: {workers} (timely dataflow, one process)"),
+        Some(c) => format!(
+            "workers: {workers} per process, {} processes (timely dataflow; counts of all \
+             processes)",
+            c.addresses.len()
+        ),
+    };
     let sink = open_sink(plan, &keys, false, None)?;
     let policy = error_policy(plan, None)?;
-    let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
-    if let Ok(bytes) = std::env::var("WINDOWCTL_CHUNK_BYTES") {
-        // For tests: small chunks make many chunk boundaries in a small input.
-        config.chunk_bytes = bytes
-            .parse()
-            .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
-    }
-    let started = Instant::now();
     let outcome = window_timely::run(config, parts, input, Arc::clone(&keys), sink, policy)
         .map_err(|e| anyhow!("{e}"))?;
     let mut sink = outcome.output;
@@ -200,14 +222,55 @@ pub(crate) fn run_timely(
         },
         metrics: outcome.metrics,
         live_windows: outcome.live_windows,
-        state_line: format!("workers: {workers} (timely dataflow, one process)"),
+        state_line,
     };
     let stopped = outcome.interrupted;
     let written = sink.records_written();
     summary(plan, &facts, written, started.elapsed(), stopped, &[]);
     report_cut_dead_letters(&outcome.policy);
+    stopped_by(signal.as_ref(), stopped)
+}
+
+/// Whether the job runs on timely: `--workers`, or any of the cluster flags (checked there).
+pub(crate) fn wanted(args: &RunArgs) -> bool {
+    args.workers.is_some()
+        || args.processes.is_some()
+        || args.process.is_some()
+        || args.hostfile.is_some()
+}
+
+/// A process other than 0 of a cluster: no output, late output or dead letters are created
+/// here (process 0 writes them); one line of its own part at the end.
+fn run_peer(
+    plan: &Plan,
+    config: TimelyConfig,
+    parts: Arc<Parts>,
+    input: TimelyInput,
+    keys: Arc<KeyDictionary>,
+    signal: &(dyn Fn() -> Option<i32> + Send + Sync),
+) -> Result<()> {
+    let started = Instant::now();
+    let (workers, c) = (config.workers, config.cluster.as_ref());
+    let (process, processes) = c.map_or((0, 1), |c| (c.process, c.addresses.len()));
+    let policy = ErrorPolicy::new(plan.outputs.on_error);
+    let outcome = window_timely::run(config, parts, input, keys, NoOutput, policy)
+        .map_err(|e| anyhow!("{e}"))?;
+    if let Some(failure) = outcome.failure {
+        return Err(failure_error(failure));
+    }
+    eprintln!(
+        "windowctl: process {process} of {processes} done: its {workers} workers processed {} \
+         elements and fired {} windows in {:.1} s; process 0 writes the output and the summary",
+        outcome.metrics.elements,
+        outcome.metrics.windows_fired,
+        started.elapsed().as_secs_f64()
+    );
+    stopped_by(signal, outcome.interrupted)
+}
+
+/// As on one thread: stopped by a signal, the outputs hold every row up to there.
+fn stopped_by(signal: &(dyn Fn() -> Option<i32> + Send + Sync), stopped: bool) -> Result<()> {
     match signal().filter(|_| stopped) {
-        // As on one thread: the outputs hold every row up to where the job stopped.
         Some(signal) => Err(crate::run::Stopped {
             signal,
             checkpointed: false,
@@ -215,6 +278,122 @@ pub(crate) fn run_timely(
         .into()),
         None => Ok(()),
     }
+}
+
+/// The output of a process other than 0 of a cluster: it gets no rows (worker 0 writes them).
+struct NoOutput;
+
+impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for NoOutput {
+    fn result(&mut self, _: &KeyId, _: &AnyWindow, _: JobResult, _: i64) {}
+    fn late(&mut self, _: KeyId, _: i64, _: Number, _: i64) {}
+}
+
+/// How long a process of a cluster waits for the others (`WINDOWCTL_CONNECT_TIMEOUT_MS`
+/// changes it, for tests).
+fn connect_timeout() -> Result<Duration> {
+    match std::env::var("WINDOWCTL_CONNECT_TIMEOUT_MS") {
+        Ok(ms) => {
+            Ok(Duration::from_millis(ms.parse().map_err(|e| {
+                anyhow!("WINDOWCTL_CONNECT_TIMEOUT_MS: {e}")
+            })?))
+        }
+        Err(_) => Ok(window_timely::cluster::DEFAULT_CONNECT_TIMEOUT),
+    }
+}
+
+/// The cluster `--processes`, `--process` and `--hostfile` describe, checked; `None` for one
+/// process.
+///
+/// # Errors
+/// A flag without the others, an index out of range, stdin as the input, a hostfile that cannot
+/// be read, has another number of addresses than `--processes` or a line that is no
+/// `host:port` (named by its line).
+fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Option<Cluster>> {
+    let processes = usize::from(args.processes.unwrap_or(1));
+    let Some(path) = &args.hostfile else {
+        if processes > 1 {
+            bail!("--processes {processes} needs --hostfile FILE (one host:port per process)");
+        }
+        if args.process.is_some_and(|p| p > 0) {
+            bail!("--process needs --processes N and --hostfile FILE");
+        }
+        return Ok(None);
+    };
+    let Some(process) = args.process else {
+        bail!("--hostfile needs --process I (this process's index, from 0) and --processes N");
+    };
+    let process = usize::from(process);
+    if process >= processes {
+        bail!(
+            "--process {process}: out of range for --processes {processes} (0 to {})",
+            processes - 1
+        );
+    }
+    if matches!(plan.inputs[0].0, InputSpec::Stdin) && processes > 1 {
+        bail!("--processes: every process reads the whole input, so it cannot be stdin; give --input FILE (the same file on every machine)");
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow!("--hostfile {}: {e}", path.display()))?;
+    let mut addresses = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let port = line
+            .rsplit_once(':')
+            .map(|(host, port)| (host, port.parse::<u16>()));
+        if !matches!(port, Some((host, Ok(_))) if !host.is_empty()) {
+            bail!(
+                "--hostfile {}: line {}: `{line}` is not host:port",
+                path.display(),
+                i + 1
+            );
+        }
+        addresses.push(line.to_string());
+    }
+    if addresses.len() != processes {
+        bail!(
+            "--hostfile {}: {} addresses for --processes {processes} (one host:port per process, \
+             blank and # lines skipped)",
+            path.display(),
+            addresses.len()
+        );
+    }
+    if processes == 1 {
+        return Ok(None);
+    }
+    Ok(Some(Cluster {
+        process,
+        addresses,
+        fingerprint: fingerprint(plan, config, processes),
+        connect_timeout: connect_timeout()?,
+    }))
+}
+
+/// A hash of what every process of a cluster must agree on: the job, how its input is read (a
+/// process reading it otherwise would cut or parse other chunks), the error policy (it decides
+/// where the job stops), the chunk size, the workers per process and the process count. Not
+/// the input's path, which may differ between machines.
+fn fingerprint(plan: &Plan, config: &TimelyConfig, processes: usize) -> u64 {
+    let (_, format) = &plan.inputs[0];
+    let text = format!(
+        "{:?}|{format:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{:?}|{}|{}|{processes}",
+        plan.spec,
+        plan.fields,
+        plan.reads,
+        plan.time_unit,
+        plan.delimiter,
+        plan.no_header,
+        plan.out_of_orderness,
+        plan.outputs.on_error,
+        config.chunk_bytes,
+        config.workers,
+    );
+    // FNV-1a: the same on every machine and build.
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A failure of the timely runtime as the single-threaded runtime's would be reported.

@@ -81,12 +81,13 @@ fn every_setting_names_a_flag_of_windowctl_run() {
     // Every flag but --job and --no-progress (and --emit, which modifies --strategy) is one,
     // and the checkpoint flags, which say how to run a job, not what it computes (as Flink's
     // checkpointing is execution configuration, not part of the job graph), and --workers (the
-    // runtime's parallelism, as Flink's parallelism is set apart from the job's windows).
+    // runtime's parallelism, as Flink's parallelism is set apart from the job's windows), and
+    // --processes, --process and --hostfile (where the runtime runs).
     let flags = command
         .get_arguments()
         .filter(|a| a.get_long().is_some())
         .count();
-    assert_eq!(flags, ALL_FIELDS.len() + 6);
+    assert_eq!(flags, ALL_FIELDS.len() + 9);
 }
 
 #[test]

@@ -1,0 +1,129 @@
+//! The parts of a run that only a cluster (several processes) has: the allocators over the
+//! connections [`crate::cluster::connect`] made, and the end of the job, when every worker tells
+//! every other one its counters and process 0 tells how the job ended.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
+use timely::communication::Hooks;
+use timely::dataflow::operators::vec::{Broadcast, Input};
+use timely::dataflow::operators::Inspect;
+use timely::dataflow::InputHandleVec;
+use window_core::WindowMetrics;
+
+use crate::cluster::Cluster;
+use crate::{TimelyError, WorkerEnd};
+
+/// The allocators of this process's `threads` workers, connected to the other processes of
+/// `cluster` (timely's TCP allocator, over our checked connections), and the guard of the send
+/// and receive threads (dropped once the workers are done).
+pub(crate) fn allocators(
+    cluster: &Cluster,
+    threads: usize,
+) -> Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>), TimelyError> {
+    let sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
+    let hooks = Hooks::default();
+    let local =
+        ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
+    let (builders, guard) =
+        initialize_networking_from_sockets(local, sockets, cluster.process, threads, hooks)
+            .map_err(|e| TimelyError::Cluster(format!("starting the network threads: {e}")))?;
+    let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
+    Ok((builders, Box::new(guard)))
+}
+
+/// What a worker says at the end of a cluster's job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct EndMessage {
+    events: u64,
+    rejected: u64,
+    /// [`WindowMetrics`] in field order.
+    metrics: [u64; 8],
+    live_windows: u64,
+    /// From worker 0 (process 0, which writes): why the job stopped early, if it did.
+    failure: Option<String>,
+}
+
+impl EndMessage {
+    /// The message of a worker that ended with `end`, `failure` from worker 0.
+    pub(crate) fn new(end: &WorkerEnd, failure: Option<String>) -> Self {
+        let m = &end.metrics;
+        Self {
+            events: end.events,
+            rejected: end.rejected,
+            metrics: [
+                m.elements,
+                m.windows_created,
+                m.native_windows,
+                m.windows_fired,
+                m.empty_results,
+                m.late_elements,
+                m.late_side_output,
+                m.elements_in_no_window,
+            ],
+            live_windows: end.live_windows as u64,
+            failure,
+        }
+    }
+}
+
+/// Sends `mine` to every worker of the cluster and returns what this worker should report (the
+/// process sums its workers'): on worker 0 the counters of all workers, summed, so that process
+/// 0's summary covers the whole cluster, and zero on process 0's other workers (`threads` per
+/// process); on the other processes each worker's own counters (their summary is of their own
+/// part) and worker 0's failure, which every process reports.
+pub(crate) fn gather(
+    worker: &mut timely::worker::Worker,
+    threads: usize,
+    own: WorkerEnd,
+    mine: EndMessage,
+) -> WorkerEnd {
+    let index = worker.index();
+    let mut input = InputHandleVec::<u64, EndMessage>::new();
+    let got: Rc<RefCell<Vec<EndMessage>>> = Rc::default();
+    let into = Rc::clone(&got);
+    worker.dataflow::<u64, _, _>(|scope| {
+        scope
+            .input_from(&mut input)
+            .broadcast()
+            .inspect(move |m: &EndMessage| into.borrow_mut().push(m.clone()));
+    });
+    input.send(mine);
+    drop(input);
+    while worker.step_or_park(None) {}
+    let all = got.take();
+    let failure = all.iter().find_map(|m| m.failure.clone());
+    if index >= threads {
+        return WorkerEnd {
+            peer_failure: failure,
+            ..own
+        };
+    }
+    if index != 0 {
+        return WorkerEnd::default();
+    }
+    let mut total = WorkerEnd::default();
+    for m in &all {
+        total.events += m.events;
+        total.rejected += m.rejected;
+        total.live_windows += m.live_windows as usize;
+        let [a, b, c, d, e, f, g, h] = m.metrics;
+        crate::add_metrics(
+            &mut total.metrics,
+            &WindowMetrics {
+                elements: a,
+                windows_created: b,
+                native_windows: c,
+                windows_fired: d,
+                empty_results: e,
+                late_elements: f,
+                late_side_output: g,
+                elements_in_no_window: h,
+            },
+        );
+    }
+    total
+}

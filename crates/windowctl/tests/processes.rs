@@ -1,0 +1,484 @@
+//! Issue #14 items 2 and 7: `windowctl run --processes 2 --process I --hostfile FILE` on
+//! 127.0.0.1. Process 0's results, late output and dead letters are byte-identical to the
+//! one-process `--workers 1` run's; every process exits with the same code; the other process
+//! creates no output file. A stray connection (garbage, or a hello of another job) makes process
+//! 0 fail naming the remote address. The flags are refused when they do not fit.
+
+use std::fs;
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("windowctl-procs-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// SplitMix64, as in workers.rs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A CSV input with disorder, negative times, and (with `bad`) some bad lines.
+fn input(rng: &mut Rng, lines: usize, keys: u64, bad: bool) -> String {
+    let mut text = String::from("event_time_ms,key,value\n");
+    let mut t: i64 = -300;
+    for i in 0..lines {
+        t += rng.below(7) as i64;
+        let behind = match rng.below(10) {
+            0 => rng.below(300) as i64,
+            1 | 2 => rng.below(30) as i64,
+            _ => 0,
+        };
+        if bad && rng.below(60) == 0 {
+            text.push_str(&format!("{},k{},not-a-number{i}\n", t, rng.below(keys)));
+            continue;
+        }
+        let value = rng.below(1000) as i64 - 300;
+        text.push_str(&format!("{},k{},{value}\n", t - behind, rng.below(keys)));
+    }
+    text
+}
+
+/// A port free on 127.0.0.1 just now.
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+/// A hostfile of `n` free loopback ports (with a comment and a blank line, which are skipped).
+fn hostfile(dir: &Path, n: usize) -> (PathBuf, Vec<u16>) {
+    let ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
+    let mut text = String::from("# the test's cluster\n");
+    for p in &ports {
+        text.push_str(&format!("127.0.0.1:{p}\n\n"));
+    }
+    let path = dir.join("hosts.txt");
+    fs::write(&path, text).expect("hostfile");
+    (path, ports)
+}
+
+fn command(dir: &Path, args: &[String]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+    c.current_dir(dir)
+        .arg("run")
+        .arg("--no-progress")
+        .args(args)
+        .env("WINDOWCTL_CHUNK_BYTES", "700")
+        .env("WINDOWCTL_CONNECT_TIMEOUT_MS", "30000");
+    c
+}
+
+/// Children killed if the test fails before they are waited for.
+struct Reaper(Vec<Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits for `child` at most `secs` seconds (a hung cluster fails the test instead of hanging
+/// it); the child is killed then.
+fn wait(mut child: Child, secs: u64) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "a process did not end within {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `args` as two processes of `workers` workers each; every output under `tag`.
+fn cluster(dir: &Path, args: &[String], workers: usize, tag: &str) -> [Output; 2] {
+    let (hosts, _) = hostfile(dir, 2);
+    let mut reaper = Reaper(Vec::new());
+    for process in [1, 0] {
+        let mut all = args.to_vec();
+        all.extend(
+            [
+                "--output",
+                &format!("out-{tag}-p{process}.csv"),
+                "--late-output",
+                &format!("late-{tag}-p{process}.csv"),
+                "--workers",
+                &workers.to_string(),
+                "--processes",
+                "2",
+                "--process",
+                &process.to_string(),
+                "--hostfile",
+            ]
+            .map(String::from),
+        );
+        all.push(hosts.display().to_string());
+        if args.iter().any(|a| a == "skip") {
+            all.extend(["--dead-letter".into(), format!("dead-{tag}-p{process}.csv")]);
+        }
+        let child = command(dir, &all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        reaper.0.push(child);
+    }
+    let p0 = wait(reaper.0.pop().expect("p0"), 120);
+    let p1 = wait(reaper.0.pop().expect("p1"), 120);
+    [p0, p1]
+}
+
+fn read(dir: &Path, name: &str) -> Option<String> {
+    fs::read_to_string(dir.join(name)).ok()
+}
+
+#[test]
+fn two_processes_write_the_one_process_output() {
+    let dir = scratch("agree");
+    let jobs: [&[&str]; 5] = [
+        &[
+            "--window",
+            "sliding:60ms:20ms",
+            "--strategy",
+            "sliced",
+            "--agg",
+            "sum",
+        ],
+        &[
+            "--window",
+            "sliding:40ms:10ms",
+            "--strategy",
+            "native",
+            "--agg",
+            "max",
+        ],
+        &["--window", "session:15ms", "--agg", "count"],
+        &[
+            "--window",
+            "tumbling:50ms",
+            "--allowed-lateness",
+            "40ms",
+            "--agg",
+            "mean",
+        ],
+        &[
+            "--window",
+            "tumbling:30ms",
+            "--agg",
+            "sum",
+            "--on-error",
+            "skip",
+        ],
+    ];
+    for (seed, job) in jobs.iter().enumerate() {
+        let mut rng = Rng(seed as u64 + 40);
+        let bad = job.contains(&"skip");
+        fs::write(dir.join("in.csv"), input(&mut rng, 1500, 23, bad)).expect("input");
+        let mut args: Vec<String> = ["--input", "in.csv", "--out-of-orderness", "8ms"]
+            .map(String::from)
+            .to_vec();
+        args.extend(job.iter().map(|s| s.to_string()));
+        let what = args.join(" ");
+        let mut base = args.clone();
+        base.extend(
+            [
+                "--workers",
+                "1",
+                "--output",
+                "out-base.csv",
+                "--late-output",
+                "late-base.csv",
+            ]
+            .map(String::from),
+        );
+        let _ = fs::remove_file(dir.join("dead-base.csv"));
+        if bad {
+            base.extend(["--dead-letter".into(), "dead-base.csv".into()]);
+        }
+        let b = command(&dir, &base).output().expect("base runs");
+        assert!(
+            b.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&b.stderr)
+        );
+        for workers in [1, 2] {
+            let tag = format!("j{seed}w{workers}");
+            let [p0, p1] = cluster(&dir, &args, workers, &tag);
+            for (p, o) in [(0, &p0), (1, &p1)] {
+                assert!(
+                    o.status.success(),
+                    "{what} {tag} process {p}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            for kind in ["out", "late", "dead"] {
+                let base = read(&dir, &format!("{kind}-base.csv"));
+                let got = read(&dir, &format!("{kind}-{tag}-p0.csv"));
+                assert!(base == got, "{what} {tag}: {kind} differs");
+                assert!(
+                    read(&dir, &format!("{kind}-{tag}-p1.csv")).is_none(),
+                    "{what} {tag}: process 1 made a {kind} file"
+                );
+            }
+            let summary = String::from_utf8_lossy(&p0.stderr);
+            assert!(
+                summary.contains("events read") && summary.contains("2 processes"),
+                "{summary}"
+            );
+        }
+        assert!(
+            read(&dir, "out-base.csv").is_some_and(|o| o.lines().count() > 20),
+            "{what}: results"
+        );
+        if bad {
+            assert!(
+                read(&dir, "dead-base.csv").is_some_and(|o| o.lines().count() > 5),
+                "{what}: dead letters"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failing_job_ends_every_process_with_the_same_code() {
+    let dir = scratch("fail");
+    let mut rng = Rng(5);
+    let mut text = input(&mut rng, 1200, 9, false);
+    // A bad line in the middle; --on-error fail (the default) stops the job there.
+    let at = text.len() / 2;
+    let cut = at + text[at..].find('\n').expect("a line end") + 1;
+    text.insert_str(cut, "12,kx,oops\n");
+    fs::write(dir.join("in.csv"), text).expect("input");
+    let args: Vec<String> = [
+        "--input",
+        "in.csv",
+        "--window",
+        "tumbling:20ms",
+        "--agg",
+        "sum",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut base = args.clone();
+    base.extend(["--workers", "1", "--output", "out-base.csv"].map(String::from));
+    let b = command(&dir, &base).output().expect("base");
+    assert_eq!(b.status.code(), Some(1));
+    let [p0, p1] = cluster(&dir, &args, 2, "f");
+    assert_eq!(
+        p0.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&p0.stderr)
+    );
+    assert_eq!(
+        p1.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&p1.stderr)
+    );
+    let e1 = String::from_utf8_lossy(&p1.stderr);
+    assert!(
+        e1.contains("process 0 stopped the job") && e1.contains("oops"),
+        "{e1}"
+    );
+    assert_eq!(read(&dir, "out-base.csv"), read(&dir, "out-f-p0.csv"));
+}
+
+/// Starts process 0 of a two-process cluster and returns it with its port.
+fn lone_process_0(dir: &Path) -> (Reaper, u16) {
+    fs::write(dir.join("in.csv"), "event_time_ms,key,value\n1,a,1\n").expect("input");
+    let (hosts, ports) = hostfile(dir, 2);
+    let args: Vec<String> = [
+        "--input",
+        "in.csv",
+        "--window",
+        "tumbling:10ms",
+        "--agg",
+        "sum",
+        "--output",
+        "out.csv",
+        "--processes",
+        "2",
+        "--process",
+        "0",
+        "--hostfile",
+        &hosts.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let child = command(dir, &args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    (Reaper(vec![child]), ports[0])
+}
+
+fn connect(port: u16) -> TcpStream {
+    let start = Instant::now();
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => return s,
+            Err(e) if start.elapsed() < Duration::from_secs(30) => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("process 0 does not listen: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_stray_connection_fails_the_process_naming_the_address() {
+    let dir = scratch("stray");
+    let (mut reaper, port) = lone_process_0(&dir);
+    let mut s = connect(port);
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").expect("write");
+    let local = s.local_addr().expect("addr");
+    let out = wait(reaper.0.pop().expect("child"), 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("connection from {local}")), "{err}");
+    assert!(err.contains("not a window-timely process"), "{err}");
+
+    // A hello of the right shape, but of another job.
+    let (mut reaper, port) = lone_process_0(&dir);
+    let mut s = connect(port);
+    let mut hello = b"wndtmly\x01".to_vec();
+    hello.extend(1u32.to_le_bytes());
+    hello.extend(0xdead_beefu64.to_le_bytes());
+    hello.extend(2u32.to_le_bytes());
+    hello.extend(1u32.to_le_bytes());
+    s.write_all(&hello).expect("write");
+    let out = wait(reaper.0.pop().expect("child"), 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("runs another job"), "{err}");
+}
+
+#[test]
+fn cluster_flags_that_do_not_fit_are_refused() {
+    let dir = scratch("refused");
+    fs::write(dir.join("in.csv"), "event_time_ms,key,value\n1,a,1\n").expect("input");
+    let (hosts, _) = hostfile(&dir, 2);
+    fs::write(dir.join("bad.txt"), "127.0.0.1:1\nnot-an-address\n").expect("hostfile");
+    let hosts = hosts.display().to_string();
+    let job = [
+        "--window",
+        "tumbling:10ms",
+        "--agg",
+        "sum",
+        "--output",
+        "out.csv",
+    ];
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &[
+                "--input",
+                "-",
+                "--processes",
+                "2",
+                "--process",
+                "0",
+                "--hostfile",
+                &hosts,
+            ],
+            "cannot be stdin",
+        ),
+        (
+            &[
+                "--input",
+                "in.csv",
+                "--processes",
+                "3",
+                "--process",
+                "0",
+                "--hostfile",
+                &hosts,
+            ],
+            "2 addresses for --processes 3",
+        ),
+        (
+            &[
+                "--input",
+                "in.csv",
+                "--processes",
+                "2",
+                "--process",
+                "2",
+                "--hostfile",
+                &hosts,
+            ],
+            "--process 2: out of range",
+        ),
+        (
+            &[
+                "--input",
+                "in.csv",
+                "--processes",
+                "2",
+                "--process",
+                "0",
+                "--hostfile",
+                "nope.txt",
+            ],
+            "--hostfile nope.txt",
+        ),
+        (
+            &["--input", "in.csv", "--processes", "2", "--process", "0"],
+            "needs --hostfile",
+        ),
+        (
+            &[
+                "--input",
+                "in.csv",
+                "--processes",
+                "2",
+                "--process",
+                "1",
+                "--hostfile",
+                "bad.txt",
+            ],
+            "line 2: `not-an-address` is not host:port",
+        ),
+    ];
+    for (args, message) in cases {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        all.extend(job.iter().map(|s| s.to_string()));
+        let out = command(&dir, &all)
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(!dir.join("out.csv").exists(), "{args:?}: made the output");
+    }
+}
