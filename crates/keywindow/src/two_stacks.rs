@@ -1,7 +1,8 @@
 //! The two-stacks FIFO aggregator that holds each key's closed slices in
 //! [`crate::sliced`]: amortised O(1) push, evict and query of the aggregate of all entries,
-//! with `merge` only (no retraction). Its own file because it is a data structure with its own
-//! invariant and test, independent of slicing and firing.
+//! with `merge` only (no retraction) for in-order slices; elements behind the watermark into
+//! the older part use `retract` where it is exact ([`front_late`]). Its own file because it is
+//! a data structure with its own invariant and test, independent of slicing and firing.
 
 use std::collections::VecDeque;
 
@@ -39,8 +40,9 @@ pub(crate) struct TwoStacks<A> {
     back_agg: Option<A>,
     front: usize,
     items: VecDeque<(i64, A)>,
-    /// What elements behind the watermark added to the front since it was built, `None` (no
-    /// cost) while the stream is in order; see [`Self::add_at`]. Last, past the inline part a
+    /// What elements behind the watermark added to the front since it was built (running sums
+    /// or a segment tree, [`FrontLate`]), `None` (no cost) while the stream is in order; see
+    /// [`Self::add_at`]. Last, past the inline part a
     /// firing reads.
     late: Option<Box<FrontLate<A>>>,
 }

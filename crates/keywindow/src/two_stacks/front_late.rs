@@ -249,14 +249,20 @@ impl<A: Clone> FrontLate<A> {
         start: i64,
         items: &VecDeque<(i64, A)>,
     ) -> usize {
-        let kept = self.added.split_off(&start);
-        let gone = std::mem::replace(&mut self.added, kept);
-        if let Form::Sums { total, .. } = &mut self.form {
-            if !gone.values().all(|a| f.retract(total, a)) {
-                self.make_tree(f, items);
+        // One at a time from the oldest: no allocation (a `split_off` allocated a root and
+        // freed the old map on every eviction while this exists, most of them of nothing).
+        let (mut gone, mut exact) = (0, true);
+        while let Some(e) = self.added.first_entry().filter(|e| *e.key() < start) {
+            let a = e.remove();
+            gone += 1;
+            if let Form::Sums { total, .. } = &mut self.form {
+                exact = exact && f.retract(total, &a);
             }
         }
-        gone.len()
+        if !exact {
+            self.make_tree(f, items);
+        }
+        gone
     }
 
     /// The front's oldest entry went (counted, so that positions stay put); its contribution
