@@ -1,7 +1,8 @@
 //! The two-stacks FIFO aggregator that holds each key's closed slices in
 //! [`crate::sliced`]: amortised O(1) push, evict and query of the aggregate of all entries,
-//! with `merge` only (no retraction). Its own file because it is a data structure with its own
-//! invariant and test, independent of slicing and firing.
+//! with `merge` only (no retraction) for in-order slices; elements behind the watermark into
+//! the older part use `retract` where it is exact ([`front_late`]). Its own file because it is
+//! a data structure with its own invariant and test, independent of slicing and firing.
 
 use std::collections::VecDeque;
 
@@ -39,8 +40,9 @@ pub(crate) struct TwoStacks<A> {
     back_agg: Option<A>,
     front: usize,
     items: VecDeque<(i64, A)>,
-    /// What elements behind the watermark added to the front since it was built, `None` (no
-    /// cost) while the stream is in order; see [`Self::add_at`]. Last, past the inline part a
+    /// What elements behind the watermark added to the front since it was built (running sums
+    /// or a segment tree, [`FrontLate`]), `None` (no cost) while the stream is in order; see
+    /// [`Self::add_at`]. Last, past the inline part a
     /// firing reads.
     late: Option<Box<FrontLate<A>>>,
 }
@@ -116,7 +118,7 @@ impl<A: Clone> TwoStacks<A> {
         let mut evicted = self
             .late
             .as_mut()
-            .map_or(0, |l| l.evict_added_before(start));
+            .map_or(0, |l| l.evict_added_before(f, start, &self.items));
         while self.items.front().is_some_and(|e| e.0 < start) {
             if self.front == 0 {
                 // Every late slice of the old front started before its newest entry, now gone.
@@ -136,7 +138,7 @@ impl<A: Clone> TwoStacks<A> {
             self.front -= 1;
             evicted += 1;
             if let Some(late) = self.late.as_mut() {
-                late.pop_entry();
+                late.pop_entry(f, &self.items);
             }
         }
         if self.front == 0 {
@@ -174,15 +176,22 @@ impl<A: Clone> TwoStacks<A> {
     /// - a slice of the back stack (the newer part, where a slightly late element usually
     ///   lands): two `add`s; a new one is inserted into the buffer, which moves the entries on
     ///   the shorter side of it (a `VecDeque` insert: a move of plain values, no `add`);
-    /// - a slice of the front stack, existing or new: O(log n) `add`s into [`FrontLate`], a
-    ///   segment tree of the late contributions over the front's positions, and one `add` into
-    ///   the front's inline aggregate; a new slice is kept in that tree's map, not inserted into
+    /// - a slice of the front stack, existing or new: into [`FrontLate`], the late
+    ///   contributions to the front kept apart, and one `add` into the front's inline aggregate;
+    ///   a new slice is kept in its map (a `BTreeMap` insert, comparisons), not inserted into
     ///   the buffer, so nothing moves. The front's stored suffix aggregates are not touched.
+    ///   For an aggregate that retracts exactly ([`AggregateFunction::retract`]: a count, an
+    ///   integer sum or mean) that is three calls (two `add`s, one `retract` that checks the
+    ///   total stays exact): four in all, whatever the front's length; otherwise (min, max, a
+    ///   float sum) O(log n) `add`s into a segment tree over the front's positions.
     ///
-    /// While the tree exists, each eviction rereads the front's aggregate from it: O(log n)
-    /// merges. It is made (O(front length) empty leaves) at the first late element of a front
-    /// and dropped when that front is gone; an in-order stream never makes one. A sum costs the
-    /// same O(log n) (no inverse is used).
+    /// While that part exists, each eviction rereads the front's aggregate: the oldest stored
+    /// suffix merged with the running total of late contributions (one `merge`, and one
+    /// `retract` per evicted slice that had late contributions), or with a range of the tree
+    /// (O(log n) merges). It is made (O(front length) empty places, no `add`) at the first late
+    /// element of a front and dropped when that front is gone; an in-order stream never makes
+    /// one. The first float value into a front's late part turns it into the tree (built once
+    /// from the contributions, O(front length) merges), so results equal the tree's.
     pub(crate) fn add_at<T, F: AggregateFunction<T, Acc = A>>(
         &mut self,
         f: &F,
@@ -201,15 +210,15 @@ impl<A: Clone> TwoStacks<A> {
             Ok(k) => {
                 let late = self
                     .late
-                    .get_or_insert_with(|| Box::new(FrontLate::new(front)));
-                late.add_to_entry(f, k, value);
+                    .get_or_insert_with(|| Box::new(FrontLate::new(f, front, &self.items[0].1)));
+                late.add_to_entry(f, k, value, &self.items);
                 false
             }
             Err(k) if k < front => {
                 let late = self
                     .late
-                    .get_or_insert_with(|| Box::new(FrontLate::new(front)));
-                late.add_to_gap(f, k, start, value)
+                    .get_or_insert_with(|| Box::new(FrontLate::new(f, front, &self.items[0].1)));
+                late.add_to_gap(f, k, start, value, &self.items)
             }
             Err(i) => {
                 let mut acc = f.create_accumulator();
@@ -324,177 +333,4 @@ impl<'de, A: Deserialize<'de> + Clone> Deserialize<'de> for TwoStacks<A> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use window_core::NumericAggregate;
-
-    #[test]
-    fn two_stacks_matches_a_plain_fifo() {
-        let f = NumericAggregate::Max;
-        let mut s = TwoStacks::new();
-        let mut fifo: Vec<(i64, f64)> = Vec::new();
-        let mut seed = 12345_u64;
-        for step in 0..5000_i64 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            if !seed.is_multiple_of(3) {
-                let v = (seed % 1000) as f64;
-                let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
-                AggregateFunction::<f64>::add(&f, &mut acc, &v);
-                s.push(&f, step, acc);
-                fifo.push((step, v));
-            } else if seed.is_multiple_of(97) {
-                s.clear();
-                fifo.clear();
-            } else {
-                let cut = step - (seed % 20) as i64;
-                let before = fifo.len();
-                fifo.retain(|e| e.0 >= cut);
-                assert_eq!(s.evict_before(&f, cut), before - fifo.len());
-            }
-            let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
-            s.merge_into(&f, &mut acc);
-            let expected = fifo
-                .iter()
-                .map(|e| e.1)
-                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-            assert_eq!(AggregateFunction::<f64>::get_result(&f, &acc), expected);
-            assert_eq!(s.len(), fifo.len());
-            assert_eq!(s.is_empty(), fifo.is_empty());
-            assert_eq!(s.newest_start(), fifo.last().map(|e| e.0));
-        }
-    }
-
-    /// One step of a seeded xorshift.
-    fn next(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
-    }
-
-    #[test]
-    fn out_of_order_adds_match_a_plain_map_of_slices() {
-        // Pushes in order, evictions, and adds at random earlier starts (existing or new
-        // slices, in the front or the back, below the oldest too), for every numeric
-        // aggregate (values are integers, so a sum is exact in any order); now and then a
-        // snapshot round trip. The reference is a plain map of slices, aggregated afresh.
-        use NumericAggregate::{Count, Max, Mean, Min, Sum};
-        for (f, seed0) in [(Sum, 99_u64), (Min, 7), (Max, 1234), (Count, 5), (Mean, 42)] {
-            let mut s = TwoStacks::new();
-            let mut slices: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
-            let mut seed = seed0;
-            let (mut inserted, mut in_front, mut new_in_front) = (0, 0, 0);
-            for step in 0..6000_i64 {
-                let r = next(&mut seed);
-                let v = (r % 1000) as f64;
-                match r % 11 {
-                    0..=3 => {
-                        let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
-                        AggregateFunction::<f64>::add(&f, &mut acc, &v);
-                        s.push(&f, 2 * step, acc);
-                        slices.insert(2 * step, vec![v]);
-                    }
-                    4..=7 => {
-                        let start = 2 * step - (next(&mut seed) % 80) as i64;
-                        let front_end = s.front.checked_sub(1).map(|k| s.items[k].0);
-                        let new = !slices.contains_key(&start);
-                        let front = front_end.is_some_and(|e| start <= e);
-                        in_front += usize::from(front);
-                        new_in_front += usize::from(front && new);
-                        assert_eq!(s.add_at(&f, start, &v), new, "step {step}");
-                        inserted += usize::from(new);
-                        slices.entry(start).or_default().push(v);
-                    }
-                    8 if r.is_multiple_of(7) => {
-                        let mut bytes = Vec::new();
-                        postcard::to_io(&s, &mut bytes).unwrap();
-                        s = postcard::from_bytes(&bytes).unwrap();
-                    }
-                    _ => {
-                        let cut = 2 * step - (next(&mut seed) % 70) as i64;
-                        let before = slices.len();
-                        slices.retain(|k, _| *k >= cut);
-                        assert_eq!(s.evict_before(&f, cut), before - slices.len());
-                    }
-                }
-                let mut acc = AggregateFunction::<f64>::create_accumulator(&f);
-                s.merge_into(&f, &mut acc);
-                let mut expected = AggregateFunction::<f64>::create_accumulator(&f);
-                for v in slices.values().flatten() {
-                    AggregateFunction::<f64>::add(&f, &mut expected, v);
-                }
-                assert_eq!(
-                    AggregateFunction::<f64>::get_result(&f, &acc),
-                    AggregateFunction::<f64>::get_result(&f, &expected),
-                    "{f:?} step {step}"
-                );
-                assert_eq!(s.len(), slices.len());
-                assert_eq!(s.is_empty(), slices.is_empty());
-                assert_eq!(s.newest_start(), slices.keys().next_back().copied());
-                assert_eq!(s.oldest, slices.keys().next().copied().unwrap_or(i64::MAX));
-            }
-            assert!(
-                inserted > 500 && in_front > 500 && new_in_front > 100,
-                "{inserted} {in_front} {new_in_front}"
-            );
-        }
-    }
-
-    /// Counts the `add`s and `merge`s of a sum.
-    #[derive(Default)]
-    struct Counting(std::cell::Cell<usize>, std::cell::Cell<usize>);
-
-    impl AggregateFunction<f64> for Counting {
-        type Acc = f64;
-        type Out = f64;
-        fn create_accumulator(&self) -> f64 {
-            0.0
-        }
-        fn add(&self, acc: &mut f64, value: &f64) {
-            self.0.set(self.0.get() + 1);
-            *acc += value;
-        }
-        fn merge(&self, acc: &mut f64, other: f64) {
-            self.1.set(self.1.get() + 1);
-            *acc += other;
-        }
-        fn get_result(&self, acc: &f64) -> f64 {
-            *acc
-        }
-    }
-
-    #[test]
-    fn a_late_element_in_the_front_costs_a_logarithm_of_its_length() {
-        // A front of 4096 slices (pushed, then flipped by evicting the oldest), then a late
-        // element into each 97th of its slices, newest first (the worst case of plain suffix
-        // aggregates: one `add` per older slice), and new slices between them.
-        let f = Counting::default();
-        let mut s = TwoStacks::new();
-        for i in 0..4097 {
-            s.push(&f, 10 * i, 1.0);
-        }
-        assert_eq!(s.evict_before(&f, 1), 1);
-        assert_eq!(s.front, 4096);
-        for i in (1..4097).rev().step_by(97) {
-            let (adds, merges) = (f.0.get(), f.1.get());
-            assert!(!s.add_at(&f, 10 * i, &2.0));
-            assert!(s.add_at(&f, 10 * i - 5, &3.0));
-            // Two leaves of a tree of 16384 nodes (depth 15) and the inline aggregate, twice.
-            assert!(f.0.get() - adds <= 2 * 16, "{}", f.0.get() - adds);
-            assert_eq!(f.1.get(), merges);
-        }
-        let mut total = 0.0;
-        s.merge_into(&f, &mut total);
-        assert_eq!(total, 4096.0 + 43.0 * 5.0);
-        // An eviction reads the front's aggregate back: a range of the tree.
-        let merges = f.1.get();
-        assert_eq!(s.evict_before(&f, 10 * 2000), 1999 + 21);
-        assert!(f.1.get() - merges <= 2 * 15 + 1, "{}", f.1.get() - merges);
-        let mut total = 0.0;
-        s.merge_into(&f, &mut total);
-        let late_left = (1..4097).rev().step_by(97).filter(|i| *i >= 2000).count() as f64;
-        assert_eq!(total, 2097.0 + late_left * 5.0);
-    }
-}
+mod tests;

@@ -34,6 +34,30 @@ pub trait AggregateFunction<In> {
     fn merge(&self, acc: &mut Self::Acc, other: Self::Acc);
     /// The window's result for the current accumulator.
     fn get_result(&self, acc: &Self::Acc) -> Self::Out;
+
+    /// Removes `other`'s contribution from `acc`, where that is exact; returns whether it did.
+    /// `other` must be a part of `acc`: the accumulator of some of the elements added to (or
+    /// merged into) `acc`. On `true`, `acc` equals what merging the remaining parts gives (so
+    /// a result read from it does not depend on whether parts were retracted); on `false` the
+    /// aggregate cannot take that part out exactly and `acc` is unchanged. Retracting an empty
+    /// accumulator returns whether `acc` is still in a form that can be retracted from.
+    ///
+    /// This is the inverse of the *invertible* aggregates of the sliding-window literature
+    /// ("subtract on evict": Tangwongsan, Hirzel, Schneider, Wu, "General incremental
+    /// sliding-window aggregation", VLDB 2015; Scotty's invertible aggregate functions, Traub
+    /// et al., ICDE 2018 / TODS 2021): a window of a sum can drop what leaves in O(1) instead
+    /// of recombining what stays. Shapes: a count always retracts, a sum only while it is
+    /// exact (integers; a float sum would lose what a large value absorbed:
+    /// `(1e17 + 1.5) - 1e17` is `0`, not `1.5`), a min or max never (nothing tells the next
+    /// extreme). `keywindow` uses it for elements behind the watermark; everything else only
+    /// merges.
+    ///
+    /// The provided method retracts nothing and returns `false`: every aggregate works without
+    /// it.
+    fn retract(&self, acc: &mut Self::Acc, other: &Self::Acc) -> bool {
+        let _ = (acc, other);
+        false
+    }
 }
 
 /// Combines two values of one type into one (Flink's `ReduceFunction<T>`).
@@ -147,6 +171,10 @@ where
 
     fn get_result(&self, acc: &F::Acc) -> F::Out {
         self.inner.get_result(acc)
+    }
+
+    fn retract(&self, acc: &mut F::Acc, other: &F::Acc) -> bool {
+        self.inner.retract(acc, other)
     }
 }
 
@@ -403,6 +431,24 @@ impl AggregateFunction<f64> for NumericAggregate {
             _ if acc.count() == 0 => None,
             NumericAggregate::Min | NumericAggregate::Max => Some(acc.extreme().as_f64()),
             NumericAggregate::Mean => Some(acc.mean()),
+        }
+    }
+
+    /// Count: the counts subtract. Sum and mean: only while both sums are exact (the `i128`
+    /// form of [`NumericAcc`]), the sums and counts subtract; a float or scaled sum refuses (a
+    /// float difference loses what a large value absorbed). Min and max: never. Refuses, too,
+    /// a part larger than `acc` (a count, or a nonzero sum left over a count of 0).
+    fn retract(&self, acc: &mut NumericAcc, other: &NumericAcc) -> bool {
+        match self {
+            NumericAggregate::Count => match acc.count().checked_sub(other.count()) {
+                Some(count) => {
+                    acc.count = (acc.count & FLAGS) | count;
+                    true
+                }
+                None => false,
+            },
+            NumericAggregate::Sum | NumericAggregate::Mean => acc.retract_sum(other),
+            NumericAggregate::Min | NumericAggregate::Max => false,
         }
     }
 }

@@ -42,8 +42,10 @@ const MAGIC: &[u8; 8] = b"WCTLCKPT";
 /// The format version this build writes and reads. 3: element values are `Number`s (exact
 /// integers) and the min/max accumulators keep the extreme as one. 4: sliced windows emitting
 /// changes keep the changes of fired windows for late updates (#15). 5: a key's closed slices
-/// carry the late contributions to their front stack (#15). Older files are refused.
-pub(crate) const FORMAT_VERSION: u32 = 5;
+/// carry the late contributions to their front stack (#15). 6: those contributions are one of
+/// two forms, running sums (an exact inverse) or the segment tree (#15). Older files are
+/// refused.
+pub(crate) const FORMAT_VERSION: u32 = 6;
 /// Checkpoints kept in the directory (the newest); older ones are deleted after a new one is
 /// in place (Flink's `state.checkpoints.num-retained`, here 3 so that two damaged files still
 /// leave one to resume from).

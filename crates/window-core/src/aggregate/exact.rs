@@ -74,6 +74,11 @@ impl AggregateFunction<Number> for ExactNumeric {
         self.0.merge(acc, other);
     }
 
+    /// As [`NumericAggregate`] retracts (counts always, exact sums, never min or max).
+    fn retract(&self, acc: &mut NumericAcc, other: &NumericAcc) -> bool {
+        self.0.retract(acc, other)
+    }
+
     #[inline(always)]
     fn get_result(&self, acc: &NumericAcc) -> NumericResult {
         self.result(acc)

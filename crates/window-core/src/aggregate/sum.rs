@@ -189,6 +189,28 @@ impl NumericAcc {
         (self.int, self.count) = (0, count | FLAGS);
     }
 
+    /// Takes `other`'s sum and count out of this one, where both sums are exact; returns
+    /// whether it did (unchanged otherwise: a float or scaled form, a larger count, or a sum
+    /// left over a count of 0). The result is the accumulator of the remaining values, as
+    /// merging them gives it (the exact form is one value per sum).
+    pub(super) fn retract_sum(&mut self, other: &NumericAcc) -> bool {
+        if (self.count | other.count) & FLAGS != 0 {
+            return false;
+        }
+        let (Some(count), Some(sum)) = (
+            self.count.checked_sub(other.count),
+            self.exact_i128().checked_sub(other.exact_i128()),
+        ) else {
+            return false;
+        };
+        if count == 0 && sum != 0 {
+            return false;
+        }
+        self.set_exact(sum);
+        self.count = count;
+        true
+    }
+
     /// Whether the sum (and so the mean) is a float, or exact and below 2^53 in magnitude: no
     /// exact integer result (one test on the common path of every firing).
     #[inline(always)]

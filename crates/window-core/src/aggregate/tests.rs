@@ -392,3 +392,140 @@ fn fractional_sums_are_the_plain_float_sums() {
 fn the_accumulator_stays_three_words() {
     assert_eq!(std::mem::size_of::<NumericAcc>(), 24);
 }
+
+/// The accumulator of `values` under `agg`.
+fn acc_of(agg: NumericAggregate, values: &[f64]) -> NumericAcc {
+    let mut acc = agg.create_accumulator();
+    for v in values {
+        agg.add(&mut acc, v);
+    }
+    acc
+}
+
+#[test]
+fn counts_and_exact_sums_retract_to_the_accumulator_of_what_remains() {
+    use NumericAggregate::{Count, Max, Mean, Min, Sum};
+    let big = i64::MAX as f64; // 2^63 rounds up: not in the i64 range, so a float
+    let m = i64::MAX;
+    // Sums beyond the i64 range stay exact: three times i64::MAX less one.
+    let sum = ExactNumeric(Sum);
+    let mut acc = sum.create_accumulator();
+    let mut part = sum.create_accumulator();
+    for v in [m, m, m, -5] {
+        sum.add(&mut acc, &Number::Int(v));
+    }
+    sum.add(&mut part, &Number::Int(m));
+    assert!(sum.retract(&mut acc, &part));
+    assert_eq!(
+        Sum.integer_result(&acc),
+        Some(2 * i128::from(m) - 5),
+        "2 * i64::MAX - 5"
+    );
+    let mut rest = sum.create_accumulator();
+    for v in [m, -5, m] {
+        sum.add(&mut rest, &Number::Int(v));
+    }
+    assert_eq!(acc, rest);
+    assert!(sum.retract(&mut acc, &rest));
+    assert_eq!(
+        acc,
+        NumericAcc::default(),
+        "all of it: the empty accumulator"
+    );
+    assert_eq!(sum.get_result(&acc), NumericResult::Float(Some(0.0)));
+    // Mean: from the exact sum and count of what remains.
+    let mut acc = acc_of(Mean, &[1.0, 2.0, 6.0, 7.0]);
+    assert!(Mean.retract(&mut acc, &acc_of(Mean, &[6.0, 2.0])));
+    assert_eq!(Mean.get_result(&acc), Some(4.0));
+    assert!(Mean.retract(&mut acc, &acc_of(Mean, &[1.0, 7.0])));
+    assert_eq!((acc.count(), Mean.get_result(&acc)), (0, None), "count 0");
+    // Count always, also over fractions.
+    let mut acc = acc_of(Count, &[0.5, 1.5, f64::NAN, 3.0, big]);
+    assert!(Count.retract(&mut acc, &acc_of(Count, &[0.5, f64::NAN])));
+    assert_eq!(Count.get_result(&acc), Some(3.0));
+    // Min and max never, not even nothing.
+    for agg in [Min, Max] {
+        let mut acc = acc_of(agg, &[1.0, 2.0]);
+        let before = acc;
+        assert!(!agg.retract(&mut acc, &acc_of(agg, &[2.0])));
+        assert!(!agg.retract(&mut acc, &agg.create_accumulator()));
+        assert_eq!(acc, before);
+    }
+    // Wrappers delegate; a reduce aggregate has no inverse.
+    let mapped = MapAggregate::new(|v: &i32| f64::from(*v), Sum);
+    let mut acc = mapped.create_accumulator();
+    mapped.add(&mut acc, &3);
+    mapped.add(&mut acc, &4);
+    assert!(mapped.retract(&mut acc, &acc_of(Sum, &[3.0])));
+    assert_eq!(mapped.get_result(&acc), Some(4.0));
+    let max = ReduceAggregate::new(|a: i64, b: &i64| a + b);
+    assert!(!max.retract(&mut Some(3), &Some(1)));
+}
+
+#[test]
+fn float_sums_and_parts_that_are_not_parts_refuse_to_retract() {
+    use NumericAggregate::{Count, Mean, Sum};
+    for agg in [Sum, Mean] {
+        // 1e17 then 1.5: the float sum absorbed the 1.5 (1e17 + 1.5 is 1e17 in f64, whose
+        // step there is 16), and taking 1e17 back out would give 0, not 1.5.
+        let mut acc = acc_of(agg, &[1e17, 1.5]);
+        let before = acc;
+        assert!(!agg.retract(&mut acc, &acc_of(agg, &[1e17])));
+        assert!(!agg.retract(&mut acc, &agg.create_accumulator()), "float");
+        assert_eq!(acc, before, "unchanged");
+        // A float part out of an exact sum; a scaled sum.
+        let mut exact = acc_of(agg, &[1.0, 2.0]);
+        assert!(!agg.retract(&mut exact, &acc_of(agg, &[0.5])));
+        let mut scaled = acc_of(agg, &[1e308, 1e308]);
+        assert!(!agg.retract(&mut scaled, &acc_of(agg, &[1e308])));
+        // More than is there, or a sum over no elements.
+        let mut small = acc_of(agg, &[4.0]);
+        assert!(!agg.retract(&mut small, &acc_of(agg, &[4.0, 0.0])));
+        assert!(
+            !agg.retract(&mut small, &acc_of(agg, &[3.0])),
+            "a sum over no elements"
+        );
+        assert_eq!(small, acc_of(agg, &[4.0]));
+        // Nothing from an exact sum: true, unchanged.
+        assert!(agg.retract(&mut small, &agg.create_accumulator()));
+        assert_eq!(small, acc_of(agg, &[4.0]));
+    }
+    let mut c = acc_of(Count, &[1.0]);
+    assert!(!Count.retract(&mut c, &acc_of(Count, &[1.0, 2.0])));
+    assert_eq!(c.count(), 1);
+}
+
+#[test]
+fn exact_retractions_equal_merges_of_the_rest_in_random_splits() {
+    // Seeded: integers up to +-2^62 (sums beyond the i64 range), split into a kept and a
+    // retracted part at random; whole minus retracted equals the merge of the kept.
+    let mut r = rng(0x5EED_0015);
+    for agg in [
+        NumericAggregate::Sum,
+        NumericAggregate::Mean,
+        NumericAggregate::Count,
+    ] {
+        for _ in 0..500 {
+            let n = (r() % 12) as usize;
+            let (mut whole, mut gone, mut kept) = (
+                agg.create_accumulator(),
+                agg.create_accumulator(),
+                agg.create_accumulator(),
+            );
+            for _ in 0..n {
+                let v = Number::Int((r() as i64) >> (1 + r() % 40));
+                agg.add_number(&mut whole, v);
+                let part = if r().is_multiple_of(2) {
+                    &mut gone
+                } else {
+                    &mut kept
+                };
+                agg.add_number(part, v);
+            }
+            assert!(agg.retract(&mut whole, &gone));
+            let mut merged = agg.create_accumulator();
+            agg.merge(&mut merged, kept);
+            assert_eq!(whole, merged, "{agg:?}");
+        }
+    }
+}
