@@ -386,7 +386,7 @@ where
     let peers = worker.peers() as u64;
     // Keys sent to or received from other processes are named by this process's dictionary.
     wire::use_dictionary(&shared.keys);
-    let mut elements_in = InputHandleVec::<u64, Element>::new();
+    let mut elements_in = InputHandleVec::<u64, Part>::new();
     let mut summaries_in = InputHandleVec::<u64, Summary>::new();
     let probe = ProbeHandle::new();
     let end = Arc::new(Mutex::new(WorkerEnd::default()));
@@ -413,7 +413,6 @@ where
             parts: Arc::clone(&shared.parts),
             end: end_of_worker,
             stop: Arc::clone(&shared.stop),
-            by_text: shared.cluster.map(|_| Arc::clone(&shared.keys)),
         };
         let rows = window_operator(elements, summaries, window, ctx);
         writer(rows, sink).probe_with(&probe);
@@ -468,7 +467,7 @@ where
 /// reader thread does); parsed in place if that thread cannot be started.
 enum Feed<P: JobParts> {
     Thread {
-        parsed: crossbeam_channel::Receiver<(Vec<Element>, Summary)>,
+        parsed: crossbeam_channel::Receiver<(Vec<Part>, Summary)>,
         thread: Option<std::thread::JoinHandle<()>>,
     },
     Inline(Parser<P>),
@@ -485,6 +484,8 @@ struct Parser<P> {
     chunk: u64,
     peers: u64,
     done: bool,
+    /// Which worker each key's elements go to.
+    router: wire::Router,
 }
 
 impl<P: JobParts> Parser<P> {
@@ -500,11 +501,14 @@ impl<P: JobParts> Parser<P> {
             chunk: first,
             peers,
             done: false,
+            router: wire::Router::new(shared.cluster.map(|_| Arc::clone(&shared.keys))),
         }
     }
 
-    /// The next chunk of this worker, parsed; `None` at the end (or once the job stops).
-    fn next(&mut self) -> Option<(Vec<Element>, Summary)> {
+    /// The next chunk of this worker, parsed, its elements cut into one part per worker they go
+    /// to (here, on the parser's thread, so that the exchange moves a part whole instead of
+    /// routing element by element on the worker's); `None` at the end (or once the job stops).
+    fn next(&mut self) -> Option<(Vec<Part>, Summary)> {
         if self.done || self.stop.load(Ordering::Relaxed) {
             return None;
         }
@@ -525,7 +529,21 @@ impl<P: JobParts> Parser<P> {
         };
         self.chunk += self.peers;
         self.done = parsed.as_ref().is_none_or(|p| p.1.stop);
-        parsed
+        parsed.map(|(elements, summary)| (self.cut(elements), summary))
+    }
+
+    /// `elements` as one part per worker that gets any (in input order within each).
+    fn cut(&mut self, elements: Vec<Element>) -> Vec<Part> {
+        if self.peers == 1 {
+            return vec![(0, elements)];
+        }
+        let mut parts: Vec<Part> = (0..self.peers as u32).map(|w| (w, Vec::new())).collect();
+        for e in elements {
+            let to = self.router.route(e.key) % self.peers;
+            parts[to as usize].1.push(e);
+        }
+        parts.retain(|p| !p.1.is_empty());
+        parts
     }
 }
 
@@ -554,7 +572,7 @@ impl<P: JobParts> Feed<P> {
 
     /// The next parsed chunk; `None` at the end, or once the job is interrupted (looked at
     /// every 100 ms while the parser waits for input: stdin may block).
-    fn next(&mut self, shared: &Shared<P>) -> Option<(Vec<Element>, Summary)> {
+    fn next(&mut self, shared: &Shared<P>) -> Option<(Vec<Part>, Summary)> {
         loop {
             if shared.parts.interrupted() {
                 shared.interrupted.store(true, Ordering::Relaxed);
@@ -602,7 +620,9 @@ fn failed_summary(chunk: u64, message: String) -> Summary {
     }
 }
 
-type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Element>>;
+/// One worker's elements of a chunk: the worker, and the elements in input order.
+type Part = (u32, Vec<Element>);
+type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Part>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
 /// Each element: one worker's rows of one timestamp, moved whole (never copied row by row).
 type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<Vec<Row>>>;
@@ -623,8 +643,6 @@ struct OperatorContext<P> {
     /// failed read, a failed element), so that this process stops reading too: in a cluster
     /// the other processes learn it from the chunk's summary, not from the writer.
     stop: Arc<AtomicBool>,
-    /// In a cluster, the dictionary by whose texts elements are routed ([`wire::Router`]).
-    by_text: Option<Arc<KeyDictionary>>,
 }
 
 /// A worker's counters at its end.
@@ -661,10 +679,9 @@ where
         parts,
         end,
         stop,
-        by_text,
     } = ctx;
-    let mut router = wire::Router::new(by_text);
-    let by_key = Exchange::new(move |e: &Element| router.route(e.key));
+    // Elements come cut into one part per worker (`Parser::cut`): each part is moved whole.
+    let by_key = Exchange::new(|p: &Part| u64::from(p.0));
     let scope = elements.scope();
     elements.binary_frontier(summaries, by_key, Pipeline, "Window", move |cap, info| {
         let activator = scope.activator_for(info.address);
@@ -678,11 +695,13 @@ where
             elements.for_each(|cap, data| {
                 if let Some(&t) = cap.least() {
                     let mine = held.entry(t).or_default();
-                    if mine.is_empty() {
-                        // The usual case, one container per chunk: kept, not copied.
-                        std::mem::swap(mine, data);
-                    } else {
-                        mine.append(data);
+                    for (_, mut part) in data.drain(..) {
+                        if mine.is_empty() {
+                            // The usual case, one part per chunk: kept, not copied.
+                            std::mem::swap(mine, &mut part);
+                        } else {
+                            mine.append(&mut part);
+                        }
                     }
                 }
             });
