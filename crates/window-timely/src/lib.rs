@@ -525,7 +525,7 @@ impl<P: JobParts> Parser<P> {
                     self.fail,
                 ))
             }
-            Take::Failed(message) => Some((Vec::new(), failed_summary(self.chunk, message))),
+            Take::Failed(message) => Some((Vec::new(), parse::failed_summary(self.chunk, message))),
         };
         self.chunk += self.peers;
         self.done = parsed.as_ref().is_none_or(|p| p.1.stop);
@@ -604,19 +604,6 @@ impl<P: JobParts> Drop for Feed<P> {
                 let _ = t.join();
             }
         }
-    }
-}
-
-/// The summary of a chunk whose read failed.
-fn failed_summary(chunk: u64, message: String) -> Summary {
-    Summary {
-        chunk,
-        rises: Vec::new(),
-        lines: 0,
-        prepended: 0,
-        elements: 0,
-        errors: vec![(0, parse::ChunkError::ReadFailed(message))],
-        stop: true,
     }
 }
 

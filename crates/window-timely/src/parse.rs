@@ -142,3 +142,16 @@ fn physical_lines(bytes: &[u8]) -> u64 {
     let ends = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
     ends + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
+
+/// The summary of a chunk whose read failed.
+pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
+    Summary {
+        chunk,
+        rises: Vec::new(),
+        lines: 0,
+        prepended: 0,
+        elements: 0,
+        errors: vec![(0, ChunkError::ReadFailed(message))],
+        stop: true,
+    }
+}
