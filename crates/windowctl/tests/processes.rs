@@ -4,6 +4,8 @@
 //! creates no output file. A stray connection (garbage, or a hello of another job) makes process
 //! 0 fail naming the remote address. The flags are refused when they do not fit.
 
+mod common;
+
 use std::fs;
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
@@ -12,28 +14,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("windowctl-procs-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    common::scratch_dir("procs", name)
 }
 
-/// SplitMix64, as in workers.rs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::Rng;
 
 /// A CSV input with disorder, negative times, and (with `bad`) some bad lines.
 fn input(rng: &mut Rng, lines: usize, keys: u64, bad: bool) -> String {

@@ -130,3 +130,36 @@ pub(crate) fn assert_fails(args: &[&str], needle: &str) -> Output {
     assert!(stderr(&o).contains(needle), "{}", stderr(&o));
     o
 }
+
+/// A fresh scratch directory for test `name` of the test crate `prefix` (emptied if it exists).
+pub(crate) fn scratch_dir(prefix: &str, name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("windowctl-{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// SplitMix64: a seeded generator for random jobs and inputs.
+pub(crate) struct Rng(pub(crate) u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (n > 0).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// One of `items` (not empty).
+    pub(crate) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
