@@ -149,6 +149,19 @@ pub(super) fn generate(programs: &Programs, dir: &Path, events: usize) -> Result
     Ok([path("flink_csv")?, path("zipf_csv")?, path("flink_jsonl")?])
 }
 
+/// The arguments of the sliding 60 s / 500 ms sliced sum (also a job of the scaling table).
+pub(super) const SLIDING_SLICED: &[&str] = &[
+    "--window",
+    "sliding:60s:500ms",
+    "--agg",
+    "sum",
+    "--strategy",
+    "sliced",
+];
+
+/// The arguments of the tumbling 60 s sum (also a job of the scaling table).
+pub(super) const TUMBLING: &[&str] = &["--window", "tumbling:60s", "--agg", "sum"];
+
 /// The jobs of the table over the generated inputs and the bundled flights data.
 fn jobs(root: &Path, [flink, zipf, jsonl]: [PathBuf; 3]) -> Vec<Job> {
     let flights = root.join("data/nycflights13_dest.csv.gz");
@@ -160,34 +173,16 @@ fn jobs(root: &Path, [flink, zipf, jsonl]: [PathBuf; 3]) -> Vec<Job> {
         bare_args: &[],
     };
     vec![
-        job(
-            "tumbling 60 s sum (Flink workload)",
-            &flink,
-            &["--window", "tumbling:60s", "--agg", "sum"],
-        ),
+        job("tumbling 60 s sum (Flink workload)", &flink, TUMBLING),
         job(
             "sliding 60 s / 500 ms sum, sliced (Flink workload)",
             &flink,
-            &[
-                "--window",
-                "sliding:60s:500ms",
-                "--agg",
-                "sum",
-                "--strategy",
-                "sliced",
-            ],
+            SLIDING_SLICED,
         ),
         job(
             "sliding 60 s / 500 ms sum, sliced (100k Zipf keys)",
             &zipf,
-            &[
-                "--window",
-                "sliding:60s:500ms",
-                "--agg",
-                "sum",
-                "--strategy",
-                "sliced",
-            ],
+            SLIDING_SLICED,
         ),
         Job {
             name: "default job: flights by dest, sliding 1 h / 5 min mean (.gz)",
@@ -206,7 +201,7 @@ fn jobs(root: &Path, [flink, zipf, jsonl]: [PathBuf; 3]) -> Vec<Job> {
             ..job(
                 "tumbling 60 s sum (Flink workload, JSON lines)",
                 &jsonl,
-                &["--window", "tumbling:60s", "--agg", "sum"],
+                TUMBLING,
             )
         },
     ]

@@ -55,32 +55,14 @@ fn jobs() -> Vec<(&'static str, usize, &'static [&'static str])> {
         (
             "sliding 60 s / 500 ms sum, sliced (Flink workload)",
             0,
-            &[
-                "--window",
-                "sliding:60s:500ms",
-                "--agg",
-                "sum",
-                "--strategy",
-                "sliced",
-            ],
+            e2e::SLIDING_SLICED,
         ),
         (
             "sliding 60 s / 500 ms sum, sliced (100k Zipf keys)",
             1,
-            &[
-                "--window",
-                "sliding:60s:500ms",
-                "--agg",
-                "sum",
-                "--strategy",
-                "sliced",
-            ],
+            e2e::SLIDING_SLICED,
         ),
-        (
-            "tumbling 60 s sum (Flink workload)",
-            0,
-            &["--window", "tumbling:60s", "--agg", "sum"],
-        ),
+        ("tumbling 60 s sum (Flink workload)", 0, e2e::TUMBLING),
     ]
 }
 
