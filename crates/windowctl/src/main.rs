@@ -21,6 +21,7 @@ mod dstream;
 mod job_file;
 mod output;
 mod plan;
+mod progress;
 mod resolve;
 mod run;
 mod scale;

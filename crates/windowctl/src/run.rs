@@ -189,7 +189,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         c.take(&mut rt, &mut sink, &keys, false)?;
     }
     let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
-        .then(|| make_progress_bar(rt.progress().1));
+        .then(|| crate::progress::bar(rt.progress().1));
     let started = Instant::now();
     let outcome = run_to_end(
         &mut rt,
@@ -719,19 +719,4 @@ pub(crate) fn rejection_report(
             kind: InputErrorKind::InvalidValue,
         }
     })
-}
-
-/// The progress bar over the inputs' bytes (a spinner when their size is unknown).
-fn make_progress_bar(total: Option<u64>) -> indicatif::ProgressBar {
-    let pb = match total {
-        Some(t) => indicatif::ProgressBar::new(t),
-        None => indicatif::ProgressBar::new_spinner(),
-    };
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {bytes}/{total_bytes} {msg}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    pb
 }

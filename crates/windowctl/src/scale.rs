@@ -167,7 +167,7 @@ pub(crate) fn run_timely(
         );
     }
     let keys = KeyDictionary::shared();
-    let (bytes, _progress) = open_bytes(spec)?;
+    let (bytes, progress) = open_bytes(spec)?;
     let name = spec.source_name();
     let input = TimelyInput {
         name: name.clone(),
@@ -204,8 +204,11 @@ pub(crate) fn run_timely(
     };
     let sink = open_sink(plan, &keys, false, None)?;
     let policy = error_policy(plan, None)?;
-    let outcome = window_timely::run(config, parts, input, Arc::clone(&keys), sink, policy)
-        .map_err(|e| anyhow!("{e}"))?;
+    // The progress bar (process 0's), stopped and cleared before the summary is printed.
+    let ticker = crate::progress::Ticker::for_input(args.no_progress, progress);
+    let outcome = window_timely::run(config, parts, input, Arc::clone(&keys), sink, policy);
+    drop(ticker);
+    let outcome = outcome.map_err(|e| anyhow!("{e}"))?;
     let mut sink = outcome.output;
     let flushed = sink.finish();
     if let Some(failure) = outcome.failure {
