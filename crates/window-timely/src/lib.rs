@@ -39,7 +39,9 @@
 pub mod cluster;
 
 mod chunks;
+mod feed;
 mod gather;
+pub mod groups;
 mod parse;
 mod sink;
 mod wire;
@@ -64,7 +66,9 @@ use window_job::JobResult;
 pub use cluster::Cluster;
 pub use worker::{Describe, FinalSteps};
 
-use chunks::{Chunker, Share, Take};
+use chunks::{Chunker, Share};
+use feed::{Feed, Part};
+use groups::{GroupOf, KeyGroups};
 use parse::{Element, Summary};
 use sink::{SinkState, SinkThread, ToSink};
 use worker::{Row, WindowWorker};
@@ -107,6 +111,10 @@ pub struct TimelyConfig {
     /// `p` is the cluster's worker `p * workers + w`; process 0 writes the output. `None`: one
     /// process.
     pub cluster: Option<Cluster>,
+    /// Key groups (Flink's max parallelism, [`groups`]): the units of state a checkpoint holds
+    /// and a restore with any number of workers hands out; at least 1, and at least the total
+    /// number of workers for every worker to get keys. The output does not depend on it.
+    pub key_groups: u32,
 }
 
 impl TimelyConfig {
@@ -119,6 +127,7 @@ impl TimelyConfig {
             out_of_orderness,
             chunk_bytes: 64 << 10,
             cluster: None,
+            key_groups: groups::DEFAULT_KEY_GROUPS,
         }
     }
 }
@@ -310,6 +319,7 @@ where
         delay: config.out_of_orderness,
         fail,
         cluster: config.cluster.is_some().then_some(workers),
+        key_groups: config.key_groups.max(1),
         sink_done: Mutex::new(Some(sink_done)),
     });
     let ran = match &config.cluster {
@@ -373,6 +383,8 @@ struct Shared<P> {
     fail: bool,
     /// In a cluster: the workers per process.
     cluster: Option<usize>,
+    /// The number of key groups.
+    key_groups: u32,
     /// Where worker 0 of a cluster learns how the writer ended (taken once).
     sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
 }
@@ -390,8 +402,14 @@ where
     let mut summaries_in = InputHandleVec::<u64, Summary>::new();
     let probe = ProbeHandle::new();
     let end = Arc::new(Mutex::new(WorkerEnd::default()));
+    let groups = KeyGroups::new(
+        || shared.parts.computation(),
+        GroupOf::new(Arc::clone(&shared.keys), shared.key_groups),
+        index as u32,
+        peers as u32,
+    );
     let mut window = WindowWorker::new(
-        shared.parts.computation(),
+        groups,
         shared.delay,
         shared.parts.describe(),
         Arc::clone(&shared.name),
@@ -462,153 +480,6 @@ where
     gather::gather(worker, threads, own, message)
 }
 
-/// A worker's parsed chunks: parsed on a thread of their own, a few chunks ahead, so that
-/// parsing and windowing use two cores even with one worker (as the single-threaded runtime's
-/// reader thread does); parsed in place if that thread cannot be started.
-enum Feed<P: JobParts> {
-    Thread {
-        parsed: crossbeam_channel::Receiver<(Vec<Part>, Summary)>,
-        thread: Option<std::thread::JoinHandle<()>>,
-    },
-    Inline(Parser<P>),
-}
-
-/// What parsing a worker's chunks needs.
-struct Parser<P> {
-    chunker: Arc<Chunker>,
-    parts: Arc<P>,
-    keys: Arc<KeyDictionary>,
-    stop: Arc<AtomicBool>,
-    fail: bool,
-    cache: window_io::KeyCache,
-    chunk: u64,
-    peers: u64,
-    done: bool,
-    /// Which worker each key's elements go to.
-    router: wire::Router,
-}
-
-impl<P: JobParts> Parser<P> {
-    /// A parser of chunks `first`, `first + peers` ...
-    fn new(shared: &Shared<P>, first: u64, peers: u64) -> Self {
-        Self {
-            chunker: Arc::clone(&shared.chunker),
-            parts: Arc::clone(&shared.parts),
-            keys: Arc::clone(&shared.keys),
-            stop: Arc::clone(&shared.stop),
-            fail: shared.fail,
-            cache: window_io::KeyCache::new(Arc::clone(&shared.keys)),
-            chunk: first,
-            peers,
-            done: false,
-            router: wire::Router::new(shared.cluster.map(|_| Arc::clone(&shared.keys))),
-        }
-    }
-
-    /// The next chunk of this worker, parsed, its elements cut into one part per worker they go
-    /// to (here, on the parser's thread, so that the exchange moves a part whole instead of
-    /// routing element by element on the worker's); `None` at the end (or once the job stops).
-    fn next(&mut self) -> Option<(Vec<Part>, Summary)> {
-        if self.done || self.stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        let parsed = match self.chunker.take(self.chunk) {
-            Take::End => None,
-            Take::Chunk(c) => {
-                let parts = &self.parts;
-                let make = |bytes| parts.reader(bytes);
-                Some(parse::parse(
-                    c,
-                    &make,
-                    &self.keys,
-                    &mut self.cache,
-                    self.fail,
-                ))
-            }
-            Take::Failed(message) => Some((Vec::new(), parse::failed_summary(self.chunk, message))),
-        };
-        self.chunk += self.peers;
-        self.done = parsed.as_ref().is_none_or(|p| p.1.stop);
-        parsed.map(|(elements, summary)| (self.cut(elements), summary))
-    }
-
-    /// `elements` as one part per worker that gets any (in input order within each).
-    fn cut(&mut self, elements: Vec<Element>) -> Vec<Part> {
-        if self.peers == 1 {
-            return vec![(0, elements)];
-        }
-        let mut parts: Vec<Part> = (0..self.peers as u32).map(|w| (w, Vec::new())).collect();
-        for e in elements {
-            let to = self.router.route(e.key) % self.peers;
-            parts[to as usize].1.push(e);
-        }
-        parts.retain(|p| !p.1.is_empty());
-        parts
-    }
-}
-
-impl<P: JobParts> Feed<P> {
-    fn start(shared: &Shared<P>, first: u64, peers: u64) -> Self {
-        let mut parser = Parser::new(shared, first, peers);
-        let (to_worker, parsed) = crossbeam_channel::bounded(PARSED_AHEAD);
-        let spawned = std::thread::Builder::new()
-            .name(format!("parse-{first}"))
-            .spawn(move || {
-                while let Some(p) = parser.next() {
-                    if to_worker.send(p).is_err() {
-                        break;
-                    }
-                }
-            });
-        match spawned {
-            Ok(thread) => Feed::Thread {
-                parsed,
-                thread: Some(thread),
-            },
-            // The closure (and the parser in it) is gone with the failed spawn: start over.
-            Err(_) => Feed::Inline(Parser::new(shared, first, peers)),
-        }
-    }
-
-    /// The next parsed chunk; `None` at the end, or once the job is interrupted (looked at
-    /// every 100 ms while the parser waits for input: stdin may block).
-    fn next(&mut self, shared: &Shared<P>) -> Option<(Vec<Part>, Summary)> {
-        loop {
-            if shared.parts.interrupted() {
-                shared.interrupted.store(true, Ordering::Relaxed);
-                shared.stop.store(true, Ordering::Relaxed);
-                return None;
-            }
-            match self {
-                Feed::Thread { parsed, .. } => {
-                    match parsed.recv_timeout(std::time::Duration::from_millis(100)) {
-                        Ok(p) => return Some(p),
-                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return None,
-                    }
-                }
-                Feed::Inline(p) => return p.next(),
-            }
-        }
-    }
-}
-
-impl<P: JobParts> Drop for Feed<P> {
-    fn drop(&mut self) {
-        if let Feed::Thread { parsed, thread } = self {
-            // Dropping the receiver ends the parser at its next send; a parser blocked on its
-            // input (stdin) is not waited for.
-            let (_, closed) = crossbeam_channel::bounded(0);
-            drop(std::mem::replace(parsed, closed));
-            if let Some(t) = thread.take().filter(|t| t.is_finished()) {
-                let _ = t.join();
-            }
-        }
-    }
-}
-
-/// One worker's elements of a chunk: the worker, and the elements in input order.
-type Part = (u32, Vec<Element>);
 type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Part>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
 /// Each element: one worker's rows of one timestamp, moved whole (never copied row by row).

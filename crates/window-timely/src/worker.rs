@@ -19,6 +19,7 @@ use window_core::{
 use window_io::{InputError, KeyId};
 use window_job::JobResult;
 
+use crate::groups::KeyGroups;
 use crate::parse::{ChunkError, Element, Summary};
 
 /// When, in the one-worker run, a row was emitted.
@@ -257,9 +258,9 @@ impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for Tagger {
 pub type Describe =
     Box<dyn FnMut(&Rejected<KeyId, Number>, &str, u64, Timestamp) -> InputError + Send>;
 
-/// One worker's computation and where it stands in the input.
+/// One worker's computations (one per key group it owns) and where it stands in the input.
 pub(crate) struct WindowWorker<C> {
-    comp: C,
+    comp: KeyGroups<C>,
     delay: i64,
     /// The maximum event time so far (of every worker's elements).
     max: Option<i64>,
@@ -286,9 +287,10 @@ impl<C> WindowWorker<C>
 where
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
 {
-    /// A worker running `comp`, with a watermark `delay` ms behind the maximum event time.
+    /// A worker running the key groups `comp`, with a watermark `delay` ms behind the maximum
+    /// event time.
     pub(crate) fn new(
-        comp: C,
+        comp: KeyGroups<C>,
         delay: i64,
         describe: Describe,
         source_name: Arc<str>,
@@ -312,8 +314,8 @@ where
         }
     }
 
-    /// The computation (for its metrics at the end).
-    pub(crate) fn computation(&self) -> &C {
+    /// The key groups' computations (for their metrics at the end).
+    pub(crate) fn computation(&self) -> &KeyGroups<C> {
         &self.comp
     }
 
@@ -449,6 +451,11 @@ where
                 }
             }
         }
+        // Every group at the watermark (they emit nothing): exact state for the limit and for a
+        // checkpoint after this chunk.
+        let rows = self.out.rows.len();
+        self.comp.catch_up(&mut self.out);
+        debug_assert_eq!(rows, self.out.rows.len(), "a group fired while catching up");
         self.check_held();
         self.lines_before += s.lines;
         if self.reporter {
