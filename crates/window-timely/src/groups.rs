@@ -135,6 +135,11 @@ where
         }
     }
 
+    /// Whether group `group` is this worker's.
+    pub(crate) fn owns(&self, group: u32) -> bool {
+        group >= self.first && ((group - self.first) as usize) < self.comps.len()
+    }
+
     /// The index in `comps` of `key`'s group.
     #[inline]
     fn slot(&mut self, key: KeyId) -> usize {
@@ -276,13 +281,6 @@ where
     ///
     /// # Errors
     /// A computation that cannot snapshot.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "checkpoints under --workers use it (the next step)"
-        )
-    )]
     pub(crate) fn snapshot(&self) -> Result<Vec<(u32, Vec<u8>)>, SnapshotError> {
         self.comps
             .iter()
@@ -300,13 +298,6 @@ where
     ///
     /// # Errors
     /// A group not owned here, or bytes its computation refuses.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "checkpoints under --workers use it (the next step)"
-        )
-    )]
     pub(crate) fn restore(
         &mut self,
         group: u32,

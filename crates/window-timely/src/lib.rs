@@ -39,6 +39,7 @@
 pub mod cluster;
 
 mod chunks;
+pub mod cut;
 mod feed;
 mod gather;
 pub mod groups;
@@ -64,6 +65,7 @@ use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
 pub use cluster::Cluster;
+pub use cut::{Checkpointing, Cut};
 pub use worker::{Describe, FinalSteps};
 
 use chunks::{Chunker, Share};
@@ -171,6 +173,9 @@ pub enum TimelyError {
     /// Process 0 (which writes the output) stopped the job early; the message is its error.
     #[error("process 0 stopped the job: {0}")]
     Peer(String),
+    /// A checkpoint could not be taken, or the one to resume from could not be restored.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }
 
 /// What a job needs on every worker: its computation and how to read its input.
@@ -287,10 +292,42 @@ where
     P: JobParts,
     O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
 {
+    run_checkpointed(config, parts, input, keys, output, policy, None)
+}
+
+/// [`run`], with checkpoints ([`cut`]): resumed from `checkpoints.resume` if given (the input
+/// is read from the byte after the cut, each worker restores the key groups it owns; `keys`
+/// must be the dictionary of the checkpoint, every key with its id of then), and a cut handed
+/// to `checkpoints.write` every `checkpoints.interval`. One process only.
+///
+/// # Errors
+/// As [`run`]; [`TimelyError::Checkpoint`] when the cut was taken with another number of key
+/// groups, or the input cannot be read up to it.
+pub fn run_checkpointed<P, O>(
+    config: TimelyConfig,
+    parts: Arc<P>,
+    mut input: TimelyInput,
+    keys: Arc<KeyDictionary>,
+    output: O,
+    policy: ErrorPolicy,
+    checkpoints: Option<Checkpointing<O>>,
+) -> Result<Outcome<O>, TimelyError>
+where
+    P: JobParts,
+    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
+{
     let workers = config.workers.max(1);
+    let (resume, interval, write) = match checkpoints {
+        Some(c) => (c.resume, Some(c.interval), Some(c.write)),
+        None => (None, None, None),
+    };
+    if let Some(cut) = &resume {
+        cut::prepare_resume(cut, config.key_groups.max(1), parts.as_ref(), &mut input)?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let fail = policy.on_error == window_io::OnError::Fail;
-    let state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
+    let mut state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
+    state.checkpoint = write;
     let pool = worker::RowPool::default();
     let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool), workers)?;
     let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
@@ -298,13 +335,22 @@ where
         process: c.process as u64,
         processes: c.addresses.len() as u64,
     });
-    let chunker = Arc::new(Chunker::new(
+    let first_chunk = resume.as_ref().map_or(0, |c| c.chunk + 1);
+    let chunker = Chunker::new(
         input.bytes,
         config.chunk_bytes,
         input.csv_delimiter,
         input.csv_header,
         share,
-    ));
+    );
+    let chunker = Arc::new(cut::chunker(chunker, interval, resume.as_ref()));
+    let cuts = interval.map(|_| {
+        Arc::new(cut::Cuts::new(
+            Arc::clone(&keys),
+            workers,
+            config.key_groups.max(1),
+        ))
+    });
     let name: Arc<str> = Arc::from(input.name.as_str());
     let interrupted = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared {
@@ -320,6 +366,9 @@ where
         fail,
         cluster: config.cluster.is_some().then_some(workers),
         key_groups: config.key_groups.max(1),
+        cuts,
+        resume: resume.map(Arc::new),
+        first_chunk,
         sink_done: Mutex::new(Some(sink_done)),
     });
     let ran = match &config.cluster {
@@ -340,7 +389,15 @@ where
     .map(|guards| guards.join());
     // Every chunk handed over is written before the writer thread ends.
     let _ = to_sink.send(ToSink::Done);
-    let sink = sink.join();
+    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed))
+}
+
+/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state.
+fn outcome<O>(
+    ran: Result<Vec<Result<WorkerEnd, String>>, TimelyError>,
+    sink: Result<SinkState<O>, TimelyError>,
+    interrupted: bool,
+) -> Result<Outcome<O>, TimelyError> {
     let mut total = WorkerEnd::default();
     for end in ran? {
         let end = end.map_err(TimelyError::Timely)?;
@@ -362,7 +419,7 @@ where
         metrics: total.metrics,
         live_windows: total.live_windows,
         failure: sink.failure,
-        interrupted: interrupted.load(Ordering::Relaxed),
+        interrupted,
     })
 }
 
@@ -385,6 +442,12 @@ struct Shared<P> {
     cluster: Option<usize>,
     /// The number of key groups.
     key_groups: u32,
+    /// Where the workers leave their parts of each cut, with checkpoints.
+    cuts: Option<Arc<cut::Cuts>>,
+    /// The cut the run resumes from.
+    resume: Option<Arc<Cut>>,
+    /// The first chunk of the run (after the cut it resumes from).
+    first_chunk: u64,
     /// Where worker 0 of a cluster learns how the writer ended (taken once).
     sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
 }
@@ -419,6 +482,13 @@ where
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     let sink = (index == 0).then(|| shared.to_sink.clone());
     window.out.pool = Some(Arc::clone(&shared.pool));
+    let first = shared.first_chunk;
+    if let Some(cut) = &shared.resume {
+        if let Err(message) = window.resume(cut, &shared.keys) {
+            // Checked before the workers started: not expected here.
+            window.fail(message);
+        }
+    }
     let end_of_worker = Arc::clone(&end);
     worker.dataflow::<u64, _, _>(|scope| {
         let elements = scope.input_from(&mut elements_in);
@@ -431,14 +501,18 @@ where
             parts: Arc::clone(&shared.parts),
             end: end_of_worker,
             stop: Arc::clone(&shared.stop),
+            cuts: shared.cuts.clone(),
+            first,
         };
         let rows = window_operator(elements, summaries, window, ctx);
-        writer(rows, sink).probe_with(&probe);
+        let cuts = shared.cuts.clone().filter(|_| index == 0);
+        writer(rows, sink, cuts).probe_with(&probe);
     });
-    let mut chunk = index as u64;
+    // This worker's chunks: `index`, `index + peers` ... from the run's first chunk on.
+    let mut chunk = first + (index as u64 + peers - first % peers) % peers;
     elements_in.advance_to(chunk);
     summaries_in.advance_to(chunk);
-    let mut feed = Feed::start(shared, index as u64, peers);
+    let mut feed = Feed::start(shared, chunk, peers);
     while !shared.stop.load(Ordering::Relaxed) {
         let Some((elements, summary)) = feed.next(shared) else {
             break;
@@ -501,6 +575,10 @@ struct OperatorContext<P> {
     /// failed read, a failed element), so that this process stops reading too: in a cluster
     /// the other processes learn it from the chunk's summary, not from the writer.
     stop: Arc<AtomicBool>,
+    /// Where the worker leaves its part of a cut after a marked chunk, with checkpoints.
+    cuts: Option<Arc<cut::Cuts>>,
+    /// The run's first chunk.
+    first: u64,
 }
 
 /// A worker's counters at its end.
@@ -537,6 +615,8 @@ where
         parts,
         end,
         stop,
+        cuts,
+        first,
     } = ctx;
     // Elements come cut into one part per worker (`Parser::cut`): each part is moved whole.
     let by_key = Exchange::new(|p: &Part| u64::from(p.0));
@@ -547,7 +627,7 @@ where
         let mut step = FINAL;
         let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
-        let mut next: u64 = 0;
+        let mut next: u64 = first;
         let mut unwritten = sink::Unwritten::new(FINAL_ROWS_AHEAD / scope.peers());
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
@@ -574,6 +654,8 @@ where
                 let mut mine = held.remove(&next).unwrap_or_default();
                 window.chunk(&s, &mut mine);
                 stop.fetch_or(window.stopped, Ordering::Relaxed);
+                // Before the capability passes the chunk: the writer finds every part.
+                cut::leave(cuts.as_deref(), next, &s, &window);
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&next))
@@ -617,12 +699,14 @@ where
 }
 
 /// The writer: on worker 0, each chunk's (each final step's) rows once the frontier has passed
-/// it, handed to the writer thread; it holds a capability for what it has not handed over, so
-/// that a probe after it tells what is handed over (the thread's channel is bounded, so that
-/// is at most [`SINK_AHEAD`] timestamps ahead of what is written).
+/// it, handed to the writer thread, and after a marked chunk's rows its cut ([`cut`]); it holds
+/// a capability for what it has not handed over, so that a probe after it tells what is handed
+/// over (the thread's channel is bounded, so that is at most [`SINK_AHEAD`] timestamps ahead of
+/// what is written).
 fn writer<'s>(
     rows: Rows<'s>,
     sink: Option<crossbeam_channel::Sender<ToSink>>,
+    cuts: Option<Arc<cut::Cuts>>,
 ) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
     type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
     rows.unary_frontier::<Nothing, _, _, _>(
@@ -641,17 +725,26 @@ fn writer<'s>(
                             .append(data);
                     }
                 });
-                while held
-                    .first_key_value()
-                    .is_some_and(|(t, _)| !frontier.less_equal(t))
-                {
-                    let Some((_, (_cap, rows))) = held.pop_first() else {
-                        break;
+                let passed = |t: &u64| !frontier.less_equal(t);
+                loop {
+                    let rows = held.first_key_value().map(|(t, _)| *t).filter(passed);
+                    let cut = cuts.as_ref().and_then(|c| c.first_passed(|t| passed(&t)));
+                    // A chunk's rows, then the cut after it.
+                    let message = match (rows, cut) {
+                        (Some(r), c) if c.is_none_or(|c| r <= c) => match held.pop_first() {
+                            Some((_, (_cap, rows))) => ToSink::Rows(rows),
+                            None => break,
+                        },
+                        (_, Some(c)) => match cuts.as_ref().map(|cuts| cuts.take(c)) {
+                            Some(taken) => ToSink::Cut(taken),
+                            None => break,
+                        },
+                        _ => break,
                     };
                     // Worker 0 writes; the others receive nothing. A writer thread gone (it
                     // panicked) is reported when the run ends.
                     if let Some(sink) = sink.as_ref() {
-                        let _ = sink.send(ToSink::Rows(rows));
+                        let _ = sink.send(message);
                     }
                 }
             }

@@ -19,6 +19,7 @@ use window_core::{
 use window_io::{InputError, KeyId};
 use window_job::JobResult;
 
+use crate::cut::{Cut, Part};
 use crate::groups::KeyGroups;
 use crate::parse::{ChunkError, Element, Summary};
 
@@ -312,6 +313,78 @@ where
             events: 0,
             max_held: None,
         }
+    }
+
+    /// This worker's part of the cut after the chunk just processed ([`crate::cut`]): its key
+    /// groups' snapshots (every group is at the watermark after a chunk), its keys' ranks by
+    /// text, its counters.
+    pub(crate) fn cut_part(&self, keys: &window_io::KeyDictionary) -> Part {
+        let (groups, error) = match self.comp.snapshot() {
+            Ok(g) => (g, None),
+            Err(e) => (Vec::new(), Some(format!("snapshotting a key group: {e}"))),
+        };
+        // Ids 1, 2 ... in order; 0 is the empty key.
+        let texts = keys.texts();
+        let ranks = (self.out.ranks.iter().enumerate())
+            .filter(|(_, &r)| r != u64::MAX)
+            .filter_map(|(i, &r)| match i {
+                0 => Some((String::new(), r)),
+                _ => texts.get(i - 1).map(|t| (t.clone(), r)),
+            })
+            .collect();
+        Part {
+            groups,
+            ranks,
+            rejected: self.rejected,
+            global: self.reporter.then_some((
+                self.events,
+                self.lines_before,
+                self.max,
+                self.watermark,
+            )),
+            error,
+        }
+    }
+
+    /// Resumes from `cut`: the key groups this worker owns, the keys' ranks, where the input
+    /// stands (the counters of the whole job go to worker 0).
+    ///
+    /// # Errors
+    /// A group's snapshot its computation refuses (the message names the group).
+    pub(crate) fn resume(
+        &mut self,
+        cut: &Cut,
+        keys: &window_io::KeyDictionary,
+    ) -> Result<(), String> {
+        for (g, bytes) in &cut.groups {
+            if self.comp.owns(*g) {
+                self.comp
+                    .restore(*g, bytes, cut.watermark)
+                    .map_err(|e| format!("restoring key group {g}: {e}"))?;
+            }
+        }
+        for (text, rank) in &cut.ranks {
+            let key = keys.intern(text);
+            let i = key.index();
+            if i >= self.out.ranks.len() {
+                self.out.ranks.resize(i + 1, u64::MAX);
+            }
+            self.out.ranks[i] = *rank;
+        }
+        self.max = cut.max;
+        self.watermark = cut.watermark;
+        self.lines_before = cut.lines;
+        if self.reporter {
+            self.events = cut.events;
+            self.rejected = cut.rejected;
+        }
+        Ok(())
+    }
+
+    /// Stops the job here with `message` (written where the next rows go).
+    pub(crate) fn fail(&mut self, message: String) {
+        self.out.push(RowKind::ElementFailed { message, line: 0 });
+        self.stopped = true;
     }
 
     /// The key groups' computations (for their metrics at the end).

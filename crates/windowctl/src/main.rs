@@ -24,6 +24,7 @@ mod plan;
 mod resolve;
 mod run;
 mod scale;
+mod scale_checkpoint;
 mod summary;
 
 use std::io::ErrorKind;
