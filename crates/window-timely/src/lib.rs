@@ -9,7 +9,8 @@
 //!    worker `w` of `n` takes chunks `w`, `w + n`, `w + 2n` ... and parses them (a `.gz` input
 //!    is decompressed by one reader and parsed by all). A chunk's index is its timely timestamp,
 //!    so progress tracking sees one timestamp per chunk, not one per millisecond of event time.
-//! 2. **Exchange.** Elements go to the worker of their key. Each chunk's summary (where its
+//! 2. **Exchange.** Elements go to the worker that owns their key's group ([`groups`]: Flink's
+//!    key groups), where one computation per key group holds them. Each chunk's summary (where its
 //!    maximum event time rises, its lines, its bad records) is broadcast to every worker.
 //! 3. **The window computation** runs on every worker over its keys. A chunk is processed once
 //!    the operator's input frontier has passed it: every worker has sent its part, and every
@@ -31,8 +32,10 @@
 //! parses its workers' chunks; keys cross processes as their text (module `wire`) and
 //! are routed by a fixed hash of it; [`cluster`] makes the connections (each checked by a hello
 //! of the same job) that timely's network threads then use; process 0 writes the output.
-//! `docs/scale-out.md` says what runs here and what does not yet (several inputs, processing
-//! time, live inputs, checkpoints).
+//! **Checkpoints** ([`run_checkpointed`], [`cut`]): a cut after a chunk, per key group, that a
+//! run with any number of workers resumes from. `docs/scale-out.md` says what runs here and what
+//! does not yet (several inputs, processing time, live inputs, checkpoints of several
+//! processes).
 
 #![forbid(unsafe_code)]
 
