@@ -24,6 +24,8 @@ pub(crate) struct Chunk {
     pub(crate) lines: Vec<u8>,
     /// Set when a checkpoint follows this chunk: where it ends ([`crate::cut`]).
     pub(crate) cut: Option<crate::cut::ChunkEnd>,
+    /// Bytes of the input through the end of the chunk.
+    pub(crate) end: u64,
 }
 
 /// What a worker gets for the chunk it asks for.
@@ -175,6 +177,11 @@ impl Chunker {
         self
     }
 
+    /// The CSV header line, once read.
+    pub(crate) fn header(&self) -> Option<Vec<u8>> {
+        self.state.lock().header.clone()
+    }
+
     /// Chunk `index`: read now if no one has read it yet (with the chunks before it, which stay
     /// for their workers). Each chunk is handed out once.
     pub(crate) fn take(&self, index: u64) -> Take {
@@ -239,6 +246,7 @@ impl Chunker {
                     header,
                     lines,
                     cut,
+                    end: s.consumed,
                 },
             );
         }

@@ -106,15 +106,23 @@ pub(crate) struct Part {
 /// The parts of the cuts not yet whole, shared by the workers.
 pub(crate) struct Cuts {
     pub(crate) keys: Arc<KeyDictionary>,
+    /// The input's reader (for the header line of a cut where the job was stopped).
+    chunker: Arc<Chunker>,
     workers: usize,
     key_groups: u32,
     parts: Mutex<BTreeMap<u64, (ChunkEnd, Vec<Part>)>>,
 }
 
 impl Cuts {
-    pub(crate) fn new(keys: Arc<KeyDictionary>, workers: usize, key_groups: u32) -> Self {
+    pub(crate) fn new(
+        keys: Arc<KeyDictionary>,
+        chunker: Arc<Chunker>,
+        workers: usize,
+        key_groups: u32,
+    ) -> Self {
         Self {
             keys,
+            chunker,
             workers,
             key_groups,
             parts: Mutex::new(BTreeMap::new()),
@@ -131,14 +139,14 @@ impl Cuts {
             .push(part);
     }
 
-    /// The first chunk with a cut for which `passed` holds (the writer is past it).
-    pub(crate) fn first_passed(&self, passed: impl Fn(u64) -> bool) -> Option<u64> {
-        self.parts
-            .lock()
-            .keys()
-            .next()
-            .copied()
-            .filter(|&c| passed(c))
+    /// The first chunk with a cut for which `passed` holds (the writer is past it) and whose
+    /// parts are all in, or will never be (`done`: every worker has ended). A periodic cut's
+    /// parts are all in once the writer is past its chunk; a cut where a signal stopped the job
+    /// is left after the workers passed the chunk, so it is waited for.
+    pub(crate) fn first_passed(&self, passed: impl Fn(u64) -> bool, done: bool) -> Option<u64> {
+        let parts = self.parts.lock();
+        let (&c, (_, p)) = parts.first_key_value()?;
+        (passed(c) && (done || p.len() >= self.workers)).then_some(c)
     }
 
     /// The whole cut after `chunk`, taken out; `Ok(None)` when a worker left no part (it
@@ -237,13 +245,47 @@ pub(crate) fn chunker(
 
 /// After chunk `chunk` (summary `s`): leaves the worker's part of the cut, if the chunk is
 /// marked and the worker goes on (a worker that stopped the job leaves none: no checkpoint).
-pub(crate) fn leave<C>(cuts: Option<&Cuts>, chunk: u64, s: &Summary, window: &WindowWorker<C>)
+/// Returns whether it did.
+pub(crate) fn leave<C>(
+    cuts: Option<&Cuts>,
+    chunk: u64,
+    s: &Summary,
+    window: &WindowWorker<C>,
+) -> bool
 where
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
 {
-    if let (Some(cuts), Some(end)) = (cuts, s.cut.as_ref()) {
-        if !window.stopped {
-            cuts.leave(chunk, end, window.cut_part(&cuts.keys));
-        }
+    let (Some(cuts), Some(end)) = (cuts, s.cut.as_ref()) else {
+        return false;
+    };
+    if window.stopped {
+        return false;
     }
+    cuts.leave(chunk, end, window.cut_part(&cuts.keys));
+    true
+}
+
+/// The last chunk a worker processed in this run: `(chunk, input bytes through it, whether its
+/// cut was left already)`.
+pub(crate) type LastChunk = Option<(u64, u64, bool)>;
+
+/// When a signal stopped the job (no final watermark): leaves the worker's part of the cut after
+/// the last chunk processed, which is the same on every worker (a worker processes chunk `c`
+/// only once every worker has fed it), unless that chunk's cut was left already or none was
+/// processed in this run (Flink's stop-with-savepoint).
+pub(crate) fn leave_at_stop<C>(cuts: Option<&Cuts>, last: LastChunk, window: &WindowWorker<C>)
+where
+    C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
+{
+    let (Some(cuts), Some((chunk, end, false))) = (cuts, last) else {
+        return;
+    };
+    if window.stopped {
+        return;
+    }
+    let end = ChunkEnd {
+        end,
+        header: cuts.chunker.header(),
+    };
+    cuts.leave(chunk, &end, window.cut_part(&cuts.keys));
 }

@@ -350,6 +350,7 @@ where
     let cuts = interval.map(|_| {
         Arc::new(cut::Cuts::new(
             Arc::clone(&keys),
+            Arc::clone(&chunker),
             workers,
             config.key_groups.max(1),
         ))
@@ -631,19 +632,12 @@ where
         let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
         let mut next: u64 = first;
+        let mut last: cut::LastChunk = None;
         let mut unwritten = sink::Unwritten::new(FINAL_ROWS_AHEAD / scope.peers());
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
                 if let Some(&t) = cap.least() {
-                    let mine = held.entry(t).or_default();
-                    for (_, mut part) in data.drain(..) {
-                        if mine.is_empty() {
-                            // The usual case, one part per chunk: kept, not copied.
-                            std::mem::swap(mine, &mut part);
-                        } else {
-                            mine.append(&mut part);
-                        }
-                    }
+                    hold(held.entry(t).or_default(), data);
                 }
             });
             summaries.for_each(|_time, data| {
@@ -658,7 +652,8 @@ where
                 window.chunk(&s, &mut mine);
                 stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.
-                cut::leave(cuts.as_deref(), next, &s, &window);
+                let left = cut::leave(cuts.as_deref(), next, &s, &window);
+                last = Some((next, s.end, left));
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&next))
@@ -676,6 +671,8 @@ where
                 }
                 if interrupted.load(Ordering::Relaxed) || parts.interrupted() {
                     interrupted.store(true, Ordering::Relaxed);
+                    // A last checkpoint where the job stops (once: `last` is then left).
+                    cut::leave_at_stop(cuts.as_deref(), last.take(), &window);
                     // Stopped by a signal: no final watermark, as on one thread.
                     window.stopped = true;
                 }
@@ -699,6 +696,18 @@ where
             }
         }
     })
+}
+
+/// Adds the parts in `data` (this worker's elements of one chunk) to `mine`.
+fn hold(mine: &mut Vec<Element>, data: &mut Vec<Part>) {
+    for (_, mut part) in data.drain(..) {
+        if mine.is_empty() {
+            // The usual case, one part per chunk: kept, not copied.
+            std::mem::swap(mine, &mut part);
+        } else {
+            mine.append(&mut part);
+        }
+    }
 }
 
 /// The writer: on worker 0, each chunk's (each final step's) rows once the frontier has passed
@@ -731,7 +740,10 @@ fn writer<'s>(
                 let passed = |t: &u64| !frontier.less_equal(t);
                 loop {
                     let rows = held.first_key_value().map(|(t, _)| *t).filter(passed);
-                    let cut = cuts.as_ref().and_then(|c| c.first_passed(|t| passed(&t)));
+                    let done = frontier.is_empty();
+                    let cut = cuts
+                        .as_ref()
+                        .and_then(|c| c.first_passed(|t| passed(&t), done));
                     // A chunk's rows, then the cut after it.
                     let message = match (rows, cut) {
                         (Some(r), c) if c.is_none_or(|c| r <= c) => match held.pop_first() {

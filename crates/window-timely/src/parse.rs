@@ -63,6 +63,8 @@ pub(crate) struct Summary {
     pub(crate) stop: bool,
     /// Set when a checkpoint follows the chunk ([`crate::cut`]).
     pub(crate) cut: Option<crate::cut::ChunkEnd>,
+    /// Bytes of the input through the end of the chunk.
+    pub(crate) end: u64,
 }
 
 /// Builds a reader over a chunk's bytes (header line in front), as the job reads its input:
@@ -93,6 +95,7 @@ pub(crate) fn parse(
         errors: Vec::new(),
         stop: false,
         cut: chunk.cut,
+        end: chunk.end,
     };
     let mut elements = Vec::new();
     let mut batch: Vec<Event<KeyId>> = Vec::with_capacity(window_io::batch::MAX_BATCH);
@@ -157,5 +160,6 @@ pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
         errors: vec![(0, ChunkError::ReadFailed(message))],
         stop: true,
         cut: None,
+        end: 0,
     }
 }

@@ -306,13 +306,14 @@ fn run_writer(
     let written = sink.records_written();
     summary(plan, &facts, written, started.elapsed(), stopped, &[]);
     report_cut_dead_letters(&policy);
-    if let Some(r) = resumable {
+    if let Some(r) = resumable.as_ref() {
         r.checkpoints
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .report();
     }
-    stopped_by(signal, stopped)
+    // Stopped by a signal, the workers took a last checkpoint where they stopped.
+    stopped_by(signal, stopped, resumable.is_some())
 }
 
 /// Whether the job runs on timely: `--workers`, or any of the cluster flags (checked there).
@@ -349,15 +350,19 @@ fn run_peer(
         outcome.metrics.windows_fired,
         started.elapsed().as_secs_f64()
     );
-    stopped_by(signal, outcome.interrupted)
+    stopped_by(signal, outcome.interrupted, false)
 }
 
 /// As on one thread: stopped by a signal, the outputs hold every row up to there.
-fn stopped_by(signal: &(dyn Fn() -> Option<i32> + Send + Sync), stopped: bool) -> Result<()> {
+fn stopped_by(
+    signal: &(dyn Fn() -> Option<i32> + Send + Sync),
+    stopped: bool,
+    checkpointed: bool,
+) -> Result<()> {
     match signal().filter(|_| stopped) {
         Some(signal) => Err(crate::run::Stopped {
             signal,
-            checkpointed: false,
+            checkpointed,
         }
         .into()),
         None => Ok(()),

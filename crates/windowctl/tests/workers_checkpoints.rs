@@ -301,3 +301,70 @@ fn checkpoints_that_do_not_fit_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_signal_takes_a_last_checkpoint_that_another_worker_count_resumes() {
+    let dir = scratch("signal");
+    let mut rng = Rng(31);
+    fs::write(dir.join("in.csv"), input(&mut rng, 6000, 40)).expect("input");
+    let job: Vec<String> = [
+        "--input",
+        "in.csv",
+        "--window",
+        "sliding:80ms:20ms",
+        "--agg",
+        "mean",
+        "--out-of-orderness",
+        "10ms",
+        "--allowed-lateness",
+        "30ms",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = run(&dir, &full(&job, 1, false), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let base = outputs(&dir);
+    fs::remove_file(dir.join("dead.csv")).expect("remove");
+    // Only the first checkpoint (before anything is read) and the one at the signal: an
+    // interval longer than the run.
+    let mut args = full(&job, 2, true);
+    let at = args.iter().position(|a| a == "1ms").expect("interval");
+    args[at] = "1h".into();
+    let child = command(&dir, &args, &chunk(150))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    // The signal handlers are in place once the first checkpoint is written.
+    let first = dir.join("ckpt/checkpoint-0000000001.wcp");
+    let started = std::time::Instant::now();
+    while !first.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let o = child.wait_with_output().expect("output");
+    let err = stderr(&o);
+    if o.status.code() == Some(143) {
+        assert!(
+            err.contains("stopped by SIGTERM") && err.contains("checkpointed"),
+            "{err}"
+        );
+        let o = run(&dir, &full(&job, 3, true), &chunk(700));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("resumed from checkpoint 2"),
+            "the checkpoint taken at the signal: {}",
+            stderr(&o)
+        );
+    } else {
+        // The job was done before the signal came (a fast machine).
+        assert!(o.status.success(), "{err}");
+    }
+    assert!(outputs(&dir) == base, "outputs differ after the signal");
+}
