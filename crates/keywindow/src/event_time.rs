@@ -321,6 +321,26 @@ where
         None
     }
 
+    /// The earliest of the processor's next firing and the earliest buffered element (whose
+    /// release may make a window due), as a watermark: the processor's time is the watermark,
+    /// or the watermark less the allowed lateness.
+    fn next_event_time_timer(&self) -> Option<Timestamp> {
+        let buffered = match (self.in_order.front(), self.buffer.first_key_value()) {
+            (Some(a), Some((b, _))) => Some(a.0.min(b.0)),
+            (Some(a), None) => Some(a.0),
+            (None, b) => b.map(|(b, _)| b.0),
+        };
+        let first = match (buffered, self.inner.next_fire()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        if self.behind || first == Timestamp::MIN {
+            Some(first)
+        } else {
+            Some(time::add(first, self.allowed_lateness))
+        }
+    }
+
     fn current_watermark(&self) -> Timestamp {
         self.watermark
     }

@@ -211,6 +211,15 @@ pub trait InOrderWindows<K, T> {
     /// The current time.
     fn current_time(&self) -> Timestamp;
 
+    /// A lower bound on the time at which [`InOrderWindows::advance_time`] (or
+    /// [`InOrderWindows::process`], which first advances to just before its element) fires
+    /// anything; `None` when nothing would. What
+    /// [`window_core::WindowComputation::next_event_time_timer`] of [`EventTime`] is made of.
+    /// `Some(i64::MIN)`, the default: it cannot tell.
+    fn next_fire(&self) -> Option<Timestamp> {
+        Some(Timestamp::MIN)
+    }
+
     /// Asks the processor to take elements behind its time, as Flink's window operator does
     /// ([`InOrderWindows::process_behind`]), with `allowed_lateness` ms (at least 0) of late
     /// firings; returns whether it does. [`EventTime`] asks once: a processor that does gets
@@ -710,6 +719,14 @@ where
 
     fn current_time(&self) -> Timestamp {
         KeyWindows::current_time(self)
+    }
+
+    /// The earliest firing or retirement timer (possibly of a window gone since).
+    fn next_fire(&self) -> Option<Timestamp> {
+        match (self.fire.peek_timestamp(), self.retire.peek_timestamp()) {
+            (Some(f), Some(r)) => Some(f.min(r)),
+            (f, r) => f.or(r),
+        }
     }
 
     fn accept_behind(&mut self, allowed_lateness: i64) -> bool {

@@ -250,6 +250,12 @@ impl<K: Hash + Eq + Clone, N: Hash + Eq + Clone> TimerService<K, N> {
         self.processing_time.live_in_order()
     }
 
+    /// The earliest pending event-time timer: no watermark before it fires anything.
+    #[must_use]
+    pub fn next_event_time_timer(&self) -> Option<Timestamp> {
+        self.event_time.peek_timestamp()
+    }
+
     /// The earliest pending processing-time timer, so a driver knows how long it may sleep.
     #[must_use]
     pub fn next_processing_time_timer(&self) -> Option<Timestamp> {

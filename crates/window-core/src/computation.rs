@@ -473,6 +473,19 @@ pub trait WindowComputation<K, T> {
     /// computation cannot tell).
     fn next_processing_time_timer(&self) -> Option<Timestamp>;
 
+    /// A lower bound on the smallest watermark at which
+    /// [`WindowComputation::process_watermark`] would emit anything to its output (fire a
+    /// window, emit an empty result), in ms; `None` when no watermark would (nothing is held).
+    ///
+    /// For a runtime that holds many computations, one per key group (Flink's key groups,
+    /// `KeyGroupRangeAssignment`): it steps only those whose bound the watermark reached, and
+    /// brings the others to the watermark before their next element, where they emit nothing.
+    /// So the bound must never be later than a firing; an earlier one only costs a call. A
+    /// computation that cannot tell returns `Some(i64::MIN)`, the default: always step it.
+    fn next_event_time_timer(&self) -> Option<Timestamp> {
+        Some(Timestamp::MIN)
+    }
+
     /// The current event-time watermark in ms (`i64::MIN` before the first one).
     fn current_watermark(&self) -> Timestamp;
 
@@ -559,6 +572,10 @@ where
 
     fn next_processing_time_timer(&self) -> Option<Timestamp> {
         (**self).next_processing_time_timer()
+    }
+
+    fn next_event_time_timer(&self) -> Option<Timestamp> {
+        (**self).next_event_time_timer()
     }
 
     fn current_watermark(&self) -> Timestamp {
@@ -695,6 +712,10 @@ where
 
     fn next_processing_time_timer(&self) -> Option<Timestamp> {
         self.inner.next_processing_time_timer()
+    }
+
+    fn next_event_time_timer(&self) -> Option<Timestamp> {
+        self.inner.next_event_time_timer()
     }
 
     fn current_watermark(&self) -> Timestamp {

@@ -687,6 +687,10 @@ impl<K: Default, C: WindowComputation<K, Number>> WindowComputation<K, Number> f
         self.0.next_processing_time_timer()
     }
 
+    fn next_event_time_timer(&self) -> Option<Timestamp> {
+        self.0.next_event_time_timer()
+    }
+
     fn current_watermark(&self) -> Timestamp {
         self.0.current_watermark()
     }

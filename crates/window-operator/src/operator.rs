@@ -747,6 +747,12 @@ where
         self.timers.next_processing_time()
     }
 
+    /// The earliest event-time timer in the store (a window's end, a cleanup, a trigger's
+    /// timer; retired windows keep their cleanup timer there too): only a timer fires.
+    fn next_event_time_timer(&self) -> Option<Timestamp> {
+        self.timers.next_event_time()
+    }
+
     fn current_watermark(&self) -> Timestamp {
         self.timers.watermark()
     }

@@ -167,6 +167,12 @@ pub trait TimerStore<W>: Debug + Default {
     /// The earliest processing-time timer (possibly deleted since).
     fn next_processing_time(&self) -> Option<Timestamp>;
 
+    /// The earliest event-time timer (possibly deleted since): no watermark before it fires
+    /// anything. `Some(i64::MIN)`, the default, for a store that cannot tell.
+    fn next_event_time(&self) -> Option<Timestamp> {
+        Some(Timestamp::MIN)
+    }
+
     /// Live timers: (event time, processing time).
     fn pending(&self) -> (usize, usize);
 
@@ -336,6 +342,10 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for MarkedTimers<W> {
         self.processing.peek_timestamp()
     }
 
+    fn next_event_time(&self) -> Option<Timestamp> {
+        self.event.peek_timestamp()
+    }
+
     fn pending(&self) -> (usize, usize) {
         (self.live[0], self.live[1])
     }
@@ -457,6 +467,10 @@ impl<W: Copy + Eq + Hash + Debug> TimerStore<W> for TimerService<KeyId, W> {
 
     fn next_processing_time(&self) -> Option<Timestamp> {
         self.next_processing_time_timer()
+    }
+
+    fn next_event_time(&self) -> Option<Timestamp> {
+        self.next_event_time_timer()
     }
 
     fn pending(&self) -> (usize, usize) {

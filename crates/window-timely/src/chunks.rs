@@ -22,6 +22,10 @@ pub(crate) struct Chunk {
     pub(crate) header: Vec<u8>,
     /// The chunk's lines, with their line ends (the last one of the input may have none).
     pub(crate) lines: Vec<u8>,
+    /// Set when a checkpoint follows this chunk: where it ends ([`crate::cut`]).
+    pub(crate) cut: Option<crate::cut::ChunkEnd>,
+    /// Bytes of the input through the end of the chunk.
+    pub(crate) end: u64,
 }
 
 /// What a worker gets for the chunk it asks for.
@@ -98,6 +102,10 @@ struct State {
     quotes: Option<window_io::CsvQuotes>,
     /// The CSV header line, once read.
     header: Option<Vec<u8>>,
+    /// Bytes of the input read into chunks so far.
+    consumed: u64,
+    /// How often a chunk is marked for a checkpoint, and when the last mark was.
+    checkpoints: Option<(std::time::Duration, std::time::Instant)>,
 }
 
 /// Whether a line (without its terminator) is blank as the readers see it: only spaces and
@@ -144,11 +152,34 @@ impl Chunker {
                 failed: None,
                 quotes: csv.map(window_io::CsvQuotes::new),
                 header: None,
+                consumed: 0,
+                checkpoints: None,
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv_header,
             share,
         }
+    }
+
+    /// Marks a chunk for a checkpoint every `interval` (wall clock, from now).
+    pub(crate) fn with_checkpoints(mut self, interval: std::time::Duration) -> Self {
+        self.state.get_mut().checkpoints = Some((interval, std::time::Instant::now()));
+        self
+    }
+
+    /// A chunker whose input stands after `consumed` bytes, the end of chunk `next - 1`
+    /// (a resume): chunks are numbered on from `next`, with `header` in front of each.
+    pub(crate) fn resumed(mut self, next: u64, consumed: u64, header: Option<Vec<u8>>) -> Self {
+        let s = self.state.get_mut();
+        s.next = next;
+        s.consumed = consumed;
+        s.header = header;
+        self
+    }
+
+    /// The CSV header line, once read.
+    pub(crate) fn header(&self) -> Option<Vec<u8>> {
+        self.state.lock().header.clone()
     }
 
     /// Chunk `index`: read now if no one has read it yet (with the chunks before it, which stay
@@ -195,6 +226,18 @@ impl Chunker {
                 Vec::new()
             }
         };
+        s.consumed += lines.len() as u64;
+        let due = s.checkpoints.as_mut().is_some_and(|(every, last)| {
+            let due = last.elapsed() >= *every;
+            if due {
+                *last = std::time::Instant::now();
+            }
+            due
+        });
+        let cut = due.then(|| crate::cut::ChunkEnd {
+            end: s.consumed,
+            header: s.header.clone(),
+        });
         if self.share.keeps(index) {
             s.pending.insert(
                 index,
@@ -202,6 +245,8 @@ impl Chunker {
                     index,
                     header,
                     lines,
+                    cut,
+                    end: s.consumed,
                 },
             );
         }

@@ -9,7 +9,8 @@
 //!    worker `w` of `n` takes chunks `w`, `w + n`, `w + 2n` ... and parses them (a `.gz` input
 //!    is decompressed by one reader and parsed by all). A chunk's index is its timely timestamp,
 //!    so progress tracking sees one timestamp per chunk, not one per millisecond of event time.
-//! 2. **Exchange.** Elements go to the worker of their key. Each chunk's summary (where its
+//! 2. **Exchange.** Elements go to the worker that owns their key's group ([`groups`]: Flink's
+//!    key groups), where one computation per key group holds them. Each chunk's summary (where its
 //!    maximum event time rises, its lines, its bad records) is broadcast to every worker.
 //! 3. **The window computation** runs on every worker over its keys. A chunk is processed once
 //!    the operator's input frontier has passed it: every worker has sent its part, and every
@@ -31,15 +32,20 @@
 //! parses its workers' chunks; keys cross processes as their text (module `wire`) and
 //! are routed by a fixed hash of it; [`cluster`] makes the connections (each checked by a hello
 //! of the same job) that timely's network threads then use; process 0 writes the output.
-//! `docs/scale-out.md` says what runs here and what does not yet (several inputs, processing
-//! time, live inputs, checkpoints).
+//! **Checkpoints** ([`run_checkpointed`], [`cut`]): a cut after a chunk, per key group, that a
+//! run with any number of workers resumes from. `docs/scale-out.md` says what runs here and what
+//! does not yet (several inputs, processing time, live inputs, checkpoints of several
+//! processes).
 
 #![forbid(unsafe_code)]
 
 pub mod cluster;
 
 mod chunks;
+pub mod cut;
+mod feed;
 mod gather;
+pub mod groups;
 mod parse;
 mod sink;
 mod wire;
@@ -62,9 +68,12 @@ use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
 pub use cluster::Cluster;
+pub use cut::{Checkpointing, Cut};
 pub use worker::{Describe, FinalSteps};
 
-use chunks::{Chunker, Share, Take};
+use chunks::{Chunker, Share};
+use feed::{Feed, Part};
+use groups::{GroupOf, KeyGroups};
 use parse::{Element, Summary};
 use sink::{SinkState, SinkThread, ToSink};
 use worker::{Row, WindowWorker};
@@ -107,6 +116,10 @@ pub struct TimelyConfig {
     /// `p` is the cluster's worker `p * workers + w`; process 0 writes the output. `None`: one
     /// process.
     pub cluster: Option<Cluster>,
+    /// Key groups (Flink's max parallelism, [`groups`]): the units of state a checkpoint holds
+    /// and a restore with any number of workers hands out; at least 1, and at least the total
+    /// number of workers for every worker to get keys. The output does not depend on it.
+    pub key_groups: u32,
 }
 
 impl TimelyConfig {
@@ -119,6 +132,7 @@ impl TimelyConfig {
             out_of_orderness,
             chunk_bytes: 64 << 10,
             cluster: None,
+            key_groups: groups::DEFAULT_KEY_GROUPS,
         }
     }
 }
@@ -162,6 +176,9 @@ pub enum TimelyError {
     /// Process 0 (which writes the output) stopped the job early; the message is its error.
     #[error("process 0 stopped the job: {0}")]
     Peer(String),
+    /// A checkpoint could not be taken, or the one to resume from could not be restored.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }
 
 /// What a job needs on every worker: its computation and how to read its input.
@@ -278,10 +295,42 @@ where
     P: JobParts,
     O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
 {
+    run_checkpointed(config, parts, input, keys, output, policy, None)
+}
+
+/// [`run`], with checkpoints ([`cut`]): resumed from `checkpoints.resume` if given (the input
+/// is read from the byte after the cut, each worker restores the key groups it owns; `keys`
+/// must be the dictionary of the checkpoint, every key with its id of then), and a cut handed
+/// to `checkpoints.write` every `checkpoints.interval`. One process only.
+///
+/// # Errors
+/// As [`run`]; [`TimelyError::Checkpoint`] when the cut was taken with another number of key
+/// groups, or the input cannot be read up to it.
+pub fn run_checkpointed<P, O>(
+    config: TimelyConfig,
+    parts: Arc<P>,
+    mut input: TimelyInput,
+    keys: Arc<KeyDictionary>,
+    output: O,
+    policy: ErrorPolicy,
+    checkpoints: Option<Checkpointing<O>>,
+) -> Result<Outcome<O>, TimelyError>
+where
+    P: JobParts,
+    O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
+{
     let workers = config.workers.max(1);
+    let (resume, interval, write) = match checkpoints {
+        Some(c) => (c.resume, Some(c.interval), Some(c.write)),
+        None => (None, None, None),
+    };
+    if let Some(cut) = &resume {
+        cut::prepare_resume(cut, config.key_groups.max(1), parts.as_ref(), &mut input)?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let fail = policy.on_error == window_io::OnError::Fail;
-    let state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
+    let mut state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
+    state.checkpoint = write;
     let pool = worker::RowPool::default();
     let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool), workers)?;
     let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
@@ -289,13 +338,23 @@ where
         process: c.process as u64,
         processes: c.addresses.len() as u64,
     });
-    let chunker = Arc::new(Chunker::new(
+    let first_chunk = resume.as_ref().map_or(0, |c| c.chunk + 1);
+    let chunker = Chunker::new(
         input.bytes,
         config.chunk_bytes,
         input.csv_delimiter,
         input.csv_header,
         share,
-    ));
+    );
+    let chunker = Arc::new(cut::chunker(chunker, interval, resume.as_ref()));
+    let cuts = interval.map(|_| {
+        Arc::new(cut::Cuts::new(
+            Arc::clone(&keys),
+            Arc::clone(&chunker),
+            workers,
+            config.key_groups.max(1),
+        ))
+    });
     let name: Arc<str> = Arc::from(input.name.as_str());
     let interrupted = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared {
@@ -310,6 +369,10 @@ where
         delay: config.out_of_orderness,
         fail,
         cluster: config.cluster.is_some().then_some(workers),
+        key_groups: config.key_groups.max(1),
+        cuts,
+        resume: resume.map(Arc::new),
+        first_chunk,
         sink_done: Mutex::new(Some(sink_done)),
     });
     let ran = match &config.cluster {
@@ -330,7 +393,15 @@ where
     .map(|guards| guards.join());
     // Every chunk handed over is written before the writer thread ends.
     let _ = to_sink.send(ToSink::Done);
-    let sink = sink.join();
+    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed))
+}
+
+/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state.
+fn outcome<O>(
+    ran: Result<Vec<Result<WorkerEnd, String>>, TimelyError>,
+    sink: Result<SinkState<O>, TimelyError>,
+    interrupted: bool,
+) -> Result<Outcome<O>, TimelyError> {
     let mut total = WorkerEnd::default();
     for end in ran? {
         let end = end.map_err(TimelyError::Timely)?;
@@ -352,7 +423,7 @@ where
         metrics: total.metrics,
         live_windows: total.live_windows,
         failure: sink.failure,
-        interrupted: interrupted.load(Ordering::Relaxed),
+        interrupted,
     })
 }
 
@@ -373,6 +444,14 @@ struct Shared<P> {
     fail: bool,
     /// In a cluster: the workers per process.
     cluster: Option<usize>,
+    /// The number of key groups.
+    key_groups: u32,
+    /// Where the workers leave their parts of each cut, with checkpoints.
+    cuts: Option<Arc<cut::Cuts>>,
+    /// The cut the run resumes from.
+    resume: Option<Arc<Cut>>,
+    /// The first chunk of the run (after the cut it resumes from).
+    first_chunk: u64,
     /// Where worker 0 of a cluster learns how the writer ended (taken once).
     sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
 }
@@ -390,8 +469,14 @@ where
     let mut summaries_in = InputHandleVec::<u64, Summary>::new();
     let probe = ProbeHandle::new();
     let end = Arc::new(Mutex::new(WorkerEnd::default()));
+    let groups = KeyGroups::new(
+        || shared.parts.computation(),
+        GroupOf::new(Arc::clone(&shared.keys), shared.key_groups),
+        index as u32,
+        peers as u32,
+    );
     let mut window = WindowWorker::new(
-        shared.parts.computation(),
+        groups,
         shared.delay,
         shared.parts.describe(),
         Arc::clone(&shared.name),
@@ -401,6 +486,13 @@ where
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     let sink = (index == 0).then(|| shared.to_sink.clone());
     window.out.pool = Some(Arc::clone(&shared.pool));
+    let first = shared.first_chunk;
+    if let Some(cut) = &shared.resume {
+        if let Err(message) = window.resume(cut, &shared.keys) {
+            // Checked before the workers started: not expected here.
+            window.fail(message);
+        }
+    }
     let end_of_worker = Arc::clone(&end);
     worker.dataflow::<u64, _, _>(|scope| {
         let elements = scope.input_from(&mut elements_in);
@@ -413,14 +505,18 @@ where
             parts: Arc::clone(&shared.parts),
             end: end_of_worker,
             stop: Arc::clone(&shared.stop),
+            cuts: shared.cuts.clone(),
+            first,
         };
         let rows = window_operator(elements, summaries, window, ctx);
-        writer(rows, sink).probe_with(&probe);
+        let cuts = shared.cuts.clone().filter(|_| index == 0);
+        writer(rows, sink, cuts).probe_with(&probe);
     });
-    let mut chunk = index as u64;
+    // This worker's chunks: `index`, `index + peers` ... from the run's first chunk on.
+    let mut chunk = first + (index as u64 + peers - first % peers) % peers;
     elements_in.advance_to(chunk);
     summaries_in.advance_to(chunk);
-    let mut feed = Feed::start(shared, index as u64, peers);
+    let mut feed = Feed::start(shared, chunk, peers);
     while !shared.stop.load(Ordering::Relaxed) {
         let Some((elements, summary)) = feed.next(shared) else {
             break;
@@ -462,153 +558,6 @@ where
     gather::gather(worker, threads, own, message)
 }
 
-/// A worker's parsed chunks: parsed on a thread of their own, a few chunks ahead, so that
-/// parsing and windowing use two cores even with one worker (as the single-threaded runtime's
-/// reader thread does); parsed in place if that thread cannot be started.
-enum Feed<P: JobParts> {
-    Thread {
-        parsed: crossbeam_channel::Receiver<(Vec<Part>, Summary)>,
-        thread: Option<std::thread::JoinHandle<()>>,
-    },
-    Inline(Parser<P>),
-}
-
-/// What parsing a worker's chunks needs.
-struct Parser<P> {
-    chunker: Arc<Chunker>,
-    parts: Arc<P>,
-    keys: Arc<KeyDictionary>,
-    stop: Arc<AtomicBool>,
-    fail: bool,
-    cache: window_io::KeyCache,
-    chunk: u64,
-    peers: u64,
-    done: bool,
-    /// Which worker each key's elements go to.
-    router: wire::Router,
-}
-
-impl<P: JobParts> Parser<P> {
-    /// A parser of chunks `first`, `first + peers` ...
-    fn new(shared: &Shared<P>, first: u64, peers: u64) -> Self {
-        Self {
-            chunker: Arc::clone(&shared.chunker),
-            parts: Arc::clone(&shared.parts),
-            keys: Arc::clone(&shared.keys),
-            stop: Arc::clone(&shared.stop),
-            fail: shared.fail,
-            cache: window_io::KeyCache::new(Arc::clone(&shared.keys)),
-            chunk: first,
-            peers,
-            done: false,
-            router: wire::Router::new(shared.cluster.map(|_| Arc::clone(&shared.keys))),
-        }
-    }
-
-    /// The next chunk of this worker, parsed, its elements cut into one part per worker they go
-    /// to (here, on the parser's thread, so that the exchange moves a part whole instead of
-    /// routing element by element on the worker's); `None` at the end (or once the job stops).
-    fn next(&mut self) -> Option<(Vec<Part>, Summary)> {
-        if self.done || self.stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        let parsed = match self.chunker.take(self.chunk) {
-            Take::End => None,
-            Take::Chunk(c) => {
-                let parts = &self.parts;
-                let make = |bytes| parts.reader(bytes);
-                Some(parse::parse(
-                    c,
-                    &make,
-                    &self.keys,
-                    &mut self.cache,
-                    self.fail,
-                ))
-            }
-            Take::Failed(message) => Some((Vec::new(), parse::failed_summary(self.chunk, message))),
-        };
-        self.chunk += self.peers;
-        self.done = parsed.as_ref().is_none_or(|p| p.1.stop);
-        parsed.map(|(elements, summary)| (self.cut(elements), summary))
-    }
-
-    /// `elements` as one part per worker that gets any (in input order within each).
-    fn cut(&mut self, elements: Vec<Element>) -> Vec<Part> {
-        if self.peers == 1 {
-            return vec![(0, elements)];
-        }
-        let mut parts: Vec<Part> = (0..self.peers as u32).map(|w| (w, Vec::new())).collect();
-        for e in elements {
-            let to = self.router.route(e.key) % self.peers;
-            parts[to as usize].1.push(e);
-        }
-        parts.retain(|p| !p.1.is_empty());
-        parts
-    }
-}
-
-impl<P: JobParts> Feed<P> {
-    fn start(shared: &Shared<P>, first: u64, peers: u64) -> Self {
-        let mut parser = Parser::new(shared, first, peers);
-        let (to_worker, parsed) = crossbeam_channel::bounded(PARSED_AHEAD);
-        let spawned = std::thread::Builder::new()
-            .name(format!("parse-{first}"))
-            .spawn(move || {
-                while let Some(p) = parser.next() {
-                    if to_worker.send(p).is_err() {
-                        break;
-                    }
-                }
-            });
-        match spawned {
-            Ok(thread) => Feed::Thread {
-                parsed,
-                thread: Some(thread),
-            },
-            // The closure (and the parser in it) is gone with the failed spawn: start over.
-            Err(_) => Feed::Inline(Parser::new(shared, first, peers)),
-        }
-    }
-
-    /// The next parsed chunk; `None` at the end, or once the job is interrupted (looked at
-    /// every 100 ms while the parser waits for input: stdin may block).
-    fn next(&mut self, shared: &Shared<P>) -> Option<(Vec<Part>, Summary)> {
-        loop {
-            if shared.parts.interrupted() {
-                shared.interrupted.store(true, Ordering::Relaxed);
-                shared.stop.store(true, Ordering::Relaxed);
-                return None;
-            }
-            match self {
-                Feed::Thread { parsed, .. } => {
-                    match parsed.recv_timeout(std::time::Duration::from_millis(100)) {
-                        Ok(p) => return Some(p),
-                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return None,
-                    }
-                }
-                Feed::Inline(p) => return p.next(),
-            }
-        }
-    }
-}
-
-impl<P: JobParts> Drop for Feed<P> {
-    fn drop(&mut self) {
-        if let Feed::Thread { parsed, thread } = self {
-            // Dropping the receiver ends the parser at its next send; a parser blocked on its
-            // input (stdin) is not waited for.
-            let (_, closed) = crossbeam_channel::bounded(0);
-            drop(std::mem::replace(parsed, closed));
-            if let Some(t) = thread.take().filter(|t| t.is_finished()) {
-                let _ = t.join();
-            }
-        }
-    }
-}
-
-/// One worker's elements of a chunk: the worker, and the elements in input order.
-type Part = (u32, Vec<Element>);
 type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Part>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
 /// Each element: one worker's rows of one timestamp, moved whole (never copied row by row).
@@ -630,6 +579,10 @@ struct OperatorContext<P> {
     /// failed read, a failed element), so that this process stops reading too: in a cluster
     /// the other processes learn it from the chunk's summary, not from the writer.
     stop: Arc<AtomicBool>,
+    /// Where the worker leaves its part of a cut after a marked chunk, with checkpoints.
+    cuts: Option<Arc<cut::Cuts>>,
+    /// The run's first chunk.
+    first: u64,
 }
 
 /// A worker's counters at its end.
@@ -666,6 +619,8 @@ where
         parts,
         end,
         stop,
+        cuts,
+        first,
     } = ctx;
     // Elements come cut into one part per worker (`Parser::cut`): each part is moved whole.
     let by_key = Exchange::new(|p: &Part| u64::from(p.0));
@@ -676,20 +631,13 @@ where
         let mut step = FINAL;
         let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
-        let mut next: u64 = 0;
+        let mut next: u64 = first;
+        let mut last: cut::LastChunk = None;
         let mut unwritten = sink::Unwritten::new(FINAL_ROWS_AHEAD / scope.peers());
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
                 if let Some(&t) = cap.least() {
-                    let mine = held.entry(t).or_default();
-                    for (_, mut part) in data.drain(..) {
-                        if mine.is_empty() {
-                            // The usual case, one part per chunk: kept, not copied.
-                            std::mem::swap(mine, &mut part);
-                        } else {
-                            mine.append(&mut part);
-                        }
-                    }
+                    hold(held.entry(t).or_default(), data);
                 }
             });
             summaries.for_each(|_time, data| {
@@ -703,6 +651,9 @@ where
                 let mut mine = held.remove(&next).unwrap_or_default();
                 window.chunk(&s, &mut mine);
                 stop.fetch_or(window.stopped, Ordering::Relaxed);
+                // Before the capability passes the chunk: the writer finds every part.
+                let left = cut::leave(cuts.as_deref(), next, &s, &window);
+                last = Some((next, s.end, left));
                 if !window.out.rows.is_empty() {
                     output
                         .session(&c.delayed(&next))
@@ -720,6 +671,8 @@ where
                 }
                 if interrupted.load(Ordering::Relaxed) || parts.interrupted() {
                     interrupted.store(true, Ordering::Relaxed);
+                    // A last checkpoint where the job stops (once: `last` is then left).
+                    cut::leave_at_stop(cuts.as_deref(), last.take(), &window);
                     // Stopped by a signal: no final watermark, as on one thread.
                     window.stopped = true;
                 }
@@ -745,13 +698,27 @@ where
     })
 }
 
+/// Adds the parts in `data` (this worker's elements of one chunk) to `mine`.
+fn hold(mine: &mut Vec<Element>, data: &mut Vec<Part>) {
+    for (_, mut part) in data.drain(..) {
+        if mine.is_empty() {
+            // The usual case, one part per chunk: kept, not copied.
+            std::mem::swap(mine, &mut part);
+        } else {
+            mine.append(&mut part);
+        }
+    }
+}
+
 /// The writer: on worker 0, each chunk's (each final step's) rows once the frontier has passed
-/// it, handed to the writer thread; it holds a capability for what it has not handed over, so
-/// that a probe after it tells what is handed over (the thread's channel is bounded, so that
-/// is at most [`SINK_AHEAD`] timestamps ahead of what is written).
+/// it, handed to the writer thread, and after a marked chunk's rows its cut ([`cut`]); it holds
+/// a capability for what it has not handed over, so that a probe after it tells what is handed
+/// over (the thread's channel is bounded, so that is at most [`SINK_AHEAD`] timestamps ahead of
+/// what is written).
 fn writer<'s>(
     rows: Rows<'s>,
     sink: Option<crossbeam_channel::Sender<ToSink>>,
+    cuts: Option<Arc<cut::Cuts>>,
 ) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
     type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
     rows.unary_frontier::<Nothing, _, _, _>(
@@ -770,17 +737,29 @@ fn writer<'s>(
                             .append(data);
                     }
                 });
-                while held
-                    .first_key_value()
-                    .is_some_and(|(t, _)| !frontier.less_equal(t))
-                {
-                    let Some((_, (_cap, rows))) = held.pop_first() else {
-                        break;
+                let passed = |t: &u64| !frontier.less_equal(t);
+                loop {
+                    let rows = held.first_key_value().map(|(t, _)| *t).filter(passed);
+                    let done = frontier.is_empty();
+                    let cut = cuts
+                        .as_ref()
+                        .and_then(|c| c.first_passed(|t| passed(&t), done));
+                    // A chunk's rows, then the cut after it.
+                    let message = match (rows, cut) {
+                        (Some(r), c) if c.is_none_or(|c| r <= c) => match held.pop_first() {
+                            Some((_, (_cap, rows))) => ToSink::Rows(rows),
+                            None => break,
+                        },
+                        (_, Some(c)) => match cuts.as_ref().map(|cuts| cuts.take(c)) {
+                            Some(taken) => ToSink::Cut(taken),
+                            None => break,
+                        },
+                        _ => break,
                     };
                     // Worker 0 writes; the others receive nothing. A writer thread gone (it
                     // panicked) is reported when the run ends.
                     if let Some(sink) = sink.as_ref() {
-                        let _ = sink.send(ToSink::Rows(rows));
+                        let _ = sink.send(message);
                     }
                 }
             }

@@ -61,6 +61,10 @@ pub(crate) struct Summary {
     /// Whether the job stops at the chunk's last error (a fatal one, or any one when the job
     /// fails on bad input): no element after it, and no later chunk, counts.
     pub(crate) stop: bool,
+    /// Set when a checkpoint follows the chunk ([`crate::cut`]).
+    pub(crate) cut: Option<crate::cut::ChunkEnd>,
+    /// Bytes of the input through the end of the chunk.
+    pub(crate) end: u64,
 }
 
 /// Builds a reader over a chunk's bytes (header line in front), as the job reads its input:
@@ -90,6 +94,8 @@ pub(crate) fn parse(
         elements: 0,
         errors: Vec::new(),
         stop: false,
+        cut: chunk.cut,
+        end: chunk.end,
     };
     let mut elements = Vec::new();
     let mut batch: Vec<Event<KeyId>> = Vec::with_capacity(window_io::batch::MAX_BATCH);
@@ -153,5 +159,7 @@ pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
         elements: 0,
         errors: vec![(0, ChunkError::ReadFailed(message))],
         stop: true,
+        cut: None,
+        end: 0,
     }
 }

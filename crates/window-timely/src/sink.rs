@@ -24,6 +24,8 @@ pub(crate) struct SinkState<O> {
     pub(crate) failure: Option<TimelyError>,
     /// Set when the job stops early, so that the workers stop reading.
     stop: Arc<AtomicBool>,
+    /// Writes a checkpoint once its cut's rows are written ([`crate::cut`]).
+    pub(crate) checkpoint: Option<crate::cut::CheckpointWriter<O>>,
 }
 
 impl<O> SinkState<O>
@@ -42,6 +44,7 @@ where
             source_name,
             failure: None,
             stop,
+            checkpoint: None,
         }
     }
 
@@ -80,6 +83,25 @@ where
             }
         }
         runs
+    }
+
+    /// Writes the checkpoint of `cut`, every row before it written (nothing once the job
+    /// failed, or for a cut with a part missing).
+    fn checkpoint(&mut self, cut: Result<Option<crate::cut::Cut>, String>) {
+        if self.failure.is_some() {
+            return;
+        }
+        let written = match cut {
+            Ok(None) => return,
+            Ok(Some(cut)) => match self.checkpoint.as_mut() {
+                Some(write) => write(&mut self.out, &mut self.policy, cut),
+                None => return,
+            },
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            self.fail(TimelyError::Checkpoint(e));
+        }
     }
 
     /// Writes one row (its parts are taken, not copied).
@@ -147,6 +169,9 @@ pub(crate) enum ToSink {
     /// Every worker's rows of one timestamp (one container per worker, each in the canonical
     /// order).
     Rows(Vec<Vec<Row>>),
+    /// The cut after the rows before it: a checkpoint to write (`Ok(None)`: a part is missing,
+    /// the job stopped on a worker; `Err`: a part failed).
+    Cut(Result<Option<crate::cut::Cut>, String>),
     /// Nothing follows.
     Done,
 }
@@ -176,13 +201,19 @@ where
         let thread = std::thread::Builder::new()
             .name("merge".into())
             .spawn(move || {
-                while let Ok(ToSink::Rows(rows)) = rx.recv() {
-                    for mut buffer in state.write(rows) {
-                        buffer.clear();
-                        let mut pool = pool.lock();
-                        if pool.len() < 2 * workers {
-                            pool.push(buffer);
+                loop {
+                    match rx.recv() {
+                        Ok(ToSink::Rows(rows)) => {
+                            for mut buffer in state.write(rows) {
+                                buffer.clear();
+                                let mut pool = pool.lock();
+                                if pool.len() < 2 * workers {
+                                    pool.push(buffer);
+                                }
+                            }
                         }
+                        Ok(ToSink::Cut(cut)) => state.checkpoint(cut),
+                        Ok(ToSink::Done) | Err(_) => break,
                     }
                 }
                 let _ = done_tx.send(state.failure.as_ref().map(failure_text));

@@ -8,13 +8,14 @@
 //! ([`use_dictionary`]), and the serde of the key fields ([`key_text`]) writes the text from it
 //! and interns the text into it: the path within a process stays free of texts.
 //!
-//! Elements are routed to workers by a hash of the key's text ([`route`]) when there are several
-//! processes: every process maps a key to the same worker, whatever id its dictionary gave it.
+//! Elements are routed to workers by a hash of the key's text ([`route`], through its key group,
+//! [`crate::groups`]): every process maps a key to the same worker, whatever id its dictionary
+//! gave it.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use window_io::{KeyDictionary, KeyId, KeyTexts};
+use window_io::KeyDictionary;
 
 thread_local! {
     /// The dictionary of the process, on each of its worker threads.
@@ -82,38 +83,3 @@ pub(crate) fn route(text: &str) -> u64 {
     // FNV's low bits mix poorly; fold the high bits in (the exchange takes `% workers`).
     h ^ (h >> 29)
 }
-
-/// Where a worker sends elements: by key id within one process (ids are the process's), by
-/// [`route`] of the key's text across processes (cached per id).
-pub(crate) struct Router {
-    texts: Option<KeyTexts>,
-    routes: Vec<u64>,
-}
-
-impl Router {
-    /// A router by id, or with `keys` by text.
-    pub(crate) fn new(keys: Option<Arc<KeyDictionary>>) -> Self {
-        Self {
-            texts: keys.map(KeyTexts::new),
-            routes: Vec::new(),
-        }
-    }
-
-    /// The route of `key`.
-    pub(crate) fn route(&mut self, key: KeyId) -> u64 {
-        let Some(texts) = self.texts.as_mut() else {
-            return key.index() as u64;
-        };
-        let i = key.index();
-        if i >= self.routes.len() {
-            self.routes.resize(i + 1, UNKNOWN);
-        }
-        if self.routes[i] == UNKNOWN {
-            self.routes[i] = texts.get(key).map_or(0, route);
-        }
-        self.routes[i]
-    }
-}
-
-/// A route not computed yet (a real one equal to it is only recomputed each time).
-const UNKNOWN: u64 = u64::MAX;

@@ -19,6 +19,8 @@ use window_core::{
 use window_io::{InputError, KeyId};
 use window_job::JobResult;
 
+use crate::cut::{Cut, Part};
+use crate::groups::KeyGroups;
 use crate::parse::{ChunkError, Element, Summary};
 
 /// When, in the one-worker run, a row was emitted.
@@ -257,9 +259,9 @@ impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for Tagger {
 pub type Describe =
     Box<dyn FnMut(&Rejected<KeyId, Number>, &str, u64, Timestamp) -> InputError + Send>;
 
-/// One worker's computation and where it stands in the input.
+/// One worker's computations (one per key group it owns) and where it stands in the input.
 pub(crate) struct WindowWorker<C> {
-    comp: C,
+    comp: KeyGroups<C>,
     delay: i64,
     /// The maximum event time so far (of every worker's elements).
     max: Option<i64>,
@@ -286,9 +288,10 @@ impl<C> WindowWorker<C>
 where
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
 {
-    /// A worker running `comp`, with a watermark `delay` ms behind the maximum event time.
+    /// A worker running the key groups `comp`, with a watermark `delay` ms behind the maximum
+    /// event time.
     pub(crate) fn new(
-        comp: C,
+        comp: KeyGroups<C>,
         delay: i64,
         describe: Describe,
         source_name: Arc<str>,
@@ -312,8 +315,80 @@ where
         }
     }
 
-    /// The computation (for its metrics at the end).
-    pub(crate) fn computation(&self) -> &C {
+    /// This worker's part of the cut after the chunk just processed ([`crate::cut`]): its key
+    /// groups' snapshots (every group is at the watermark after a chunk), its keys' ranks by
+    /// text, its counters.
+    pub(crate) fn cut_part(&self, keys: &window_io::KeyDictionary) -> Part {
+        let (groups, error) = match self.comp.snapshot() {
+            Ok(g) => (g, None),
+            Err(e) => (Vec::new(), Some(format!("snapshotting a key group: {e}"))),
+        };
+        // Ids 1, 2 ... in order; 0 is the empty key.
+        let texts = keys.texts();
+        let ranks = (self.out.ranks.iter().enumerate())
+            .filter(|(_, &r)| r != u64::MAX)
+            .filter_map(|(i, &r)| match i {
+                0 => Some((String::new(), r)),
+                _ => texts.get(i - 1).map(|t| (t.clone(), r)),
+            })
+            .collect();
+        Part {
+            groups,
+            ranks,
+            rejected: self.rejected,
+            global: self.reporter.then_some((
+                self.events,
+                self.lines_before,
+                self.max,
+                self.watermark,
+            )),
+            error,
+        }
+    }
+
+    /// Resumes from `cut`: the key groups this worker owns, the keys' ranks, where the input
+    /// stands (the counters of the whole job go to worker 0).
+    ///
+    /// # Errors
+    /// A group's snapshot its computation refuses (the message names the group).
+    pub(crate) fn resume(
+        &mut self,
+        cut: &Cut,
+        keys: &window_io::KeyDictionary,
+    ) -> Result<(), String> {
+        for (g, bytes) in &cut.groups {
+            if self.comp.owns(*g) {
+                self.comp
+                    .restore(*g, bytes, cut.watermark)
+                    .map_err(|e| format!("restoring key group {g}: {e}"))?;
+            }
+        }
+        for (text, rank) in &cut.ranks {
+            let key = keys.intern(text);
+            let i = key.index();
+            if i >= self.out.ranks.len() {
+                self.out.ranks.resize(i + 1, u64::MAX);
+            }
+            self.out.ranks[i] = *rank;
+        }
+        self.max = cut.max;
+        self.watermark = cut.watermark;
+        self.lines_before = cut.lines;
+        if self.reporter {
+            self.events = cut.events;
+            self.rejected = cut.rejected;
+        }
+        Ok(())
+    }
+
+    /// Stops the job here with `message` (written where the next rows go).
+    pub(crate) fn fail(&mut self, message: String) {
+        self.out.push(RowKind::ElementFailed { message, line: 0 });
+        self.stopped = true;
+    }
+
+    /// The key groups' computations (for their metrics at the end).
+    pub(crate) fn computation(&self) -> &KeyGroups<C> {
         &self.comp
     }
 
@@ -449,6 +524,11 @@ where
                 }
             }
         }
+        // Every group at the watermark (they emit nothing): exact state for the limit and for a
+        // checkpoint after this chunk.
+        let rows = self.out.rows.len();
+        self.comp.catch_up(&mut self.out);
+        debug_assert_eq!(rows, self.out.rows.len(), "a group fired while catching up");
         self.check_held();
         self.lines_before += s.lines;
         if self.reporter {

@@ -253,6 +253,10 @@ impl WindowComputation<KeyId, Number> for Bounded {
         self.inner.next_processing_time_timer()
     }
 
+    fn next_event_time_timer(&self) -> Option<Timestamp> {
+        self.inner.next_event_time_timer()
+    }
+
     fn current_watermark(&self) -> Timestamp {
         self.inner.current_watermark()
     }

@@ -44,8 +44,9 @@ const MAGIC: &[u8; 8] = b"WCTLCKPT";
 /// changes keep the changes of fired windows for late updates (#15). 5: a key's closed slices
 /// carry the late contributions to their front stack (#15). 6: those contributions are one of
 /// two forms, running sums (an exact inverse) or the segment tree (#15). Older files are
-/// refused.
-pub(crate) const FORMAT_VERSION: u32 = 6;
+/// refused. 7: the state is the single-threaded runtime's or a cut of a `--workers` run, per
+/// key group (issue #14).
+pub(crate) const FORMAT_VERSION: u32 = 7;
 /// Checkpoints kept in the directory (the newest); older ones are deleted after a new one is
 /// in place (Flink's `state.checkpoints.num-retained`, here 3 so that two damaged files still
 /// leave one to resume from).
@@ -173,8 +174,24 @@ pub(crate) struct CheckpointBody {
     pub(crate) outputs: OutputMarks,
     /// The key dictionary's texts, ids 1, 2 ... in order.
     pub(crate) keys: Vec<String>,
-    /// The runtime with the computation.
-    pub(crate) runtime: RuntimeSnapshot,
+    /// The state: the runtime's with the computation, or a `--workers` run's.
+    pub(crate) state: JobState,
+}
+
+/// The state a checkpoint holds, by the runtime that took it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum JobState {
+    /// The single-threaded runtime with the computation.
+    Runtime(RuntimeSnapshot),
+    /// A `--workers` run (any number of workers): its cut after a chunk, per key group
+    /// ([`window_timely::Cut`]; `None` before the first chunk), and the records skipped by the
+    /// error policy so far.
+    Workers {
+        /// The cut; `None`: nothing read yet.
+        cut: Option<window_timely::Cut>,
+        /// Bad records skipped so far.
+        skipped: u64,
+    },
 }
 
 /// The checkpoint directory of a run and its counters.
@@ -286,6 +303,11 @@ impl Checkpointer {
     /// Whether the interval has passed since the last checkpoint (or the start).
     pub(crate) fn due(&self) -> bool {
         self.last.elapsed() >= self.interval
+    }
+
+    /// How often a checkpoint is taken.
+    pub(crate) fn interval(&self) -> Duration {
+        self.interval
     }
 
     /// The sequence number the next checkpoint gets.

@@ -25,6 +25,7 @@ mod progress;
 mod resolve;
 mod run;
 mod scale;
+mod scale_checkpoint;
 mod summary;
 
 use std::io::ErrorKind;

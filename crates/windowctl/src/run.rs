@@ -23,7 +23,7 @@ use engine::runtime::{
 
 use crate::args::RunArgs;
 use crate::bound::Bounded;
-use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity};
+use crate::checkpoint::{CheckpointBody, Checkpointer, JobIdentity, JobState};
 use crate::output::{
     is_gzip_name, stdin_was_closed, stdout_was_closed, OutputMarks, OutputSink, ResultColumns,
 };
@@ -160,14 +160,15 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
             .map_err(|e| anyhow!("the checkpoint's key dictionary: {e}"))?,
         None => KeyDictionary::shared(),
     };
-    let positions = resume.as_ref().map(|b| b.runtime.positions());
+    let resume = runtime_state(resume, args.checkpoint_dir.as_deref())?;
+    let positions = resume.as_ref().map(|b| b.1.positions());
     let (readers, times) = open_readers(&plan, &keys, positions.as_deref())?;
     let mut rt = build_runtime(&plan, op, &keys, readers);
-    let marks = resume.as_ref().map(|b| b.outputs);
-    if let Some(body) = resume {
+    let marks = resume.as_ref().map(|b| b.0.outputs);
+    if let Some((body, runtime)) = resume {
         // Before any output is touched: a checkpoint that does not restore leaves them as
         // they are.
-        rt.restore(body.runtime).map_err(|e| {
+        rt.restore(runtime).map_err(|e| {
             anyhow!(
                 "resuming from checkpoint {}: {e}; nothing was written (remove that checkpoint \
                  file to resume from the one before it)",
@@ -221,6 +222,37 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         }
         .into()),
         None => Ok(()),
+    }
+}
+
+/// The single-threaded runtime's state in `body`, if any.
+///
+/// # Errors
+/// A checkpoint of a `--workers` run (which a run without `--workers` cannot resume).
+fn runtime_state(
+    body: Option<CheckpointBody>,
+    dir: Option<&Path>,
+) -> Result<Option<(CheckpointBody, engine::runtime::RuntimeSnapshot)>> {
+    let Some(mut body) = body else {
+        return Ok(None);
+    };
+    let state = std::mem::replace(
+        &mut body.state,
+        JobState::Workers {
+            cut: None,
+            skipped: 0,
+        },
+    );
+    match state {
+        JobState::Runtime(r) => Ok(Some((body, r))),
+        JobState::Workers { .. } => Err(Usage::from(anyhow!(
+            "--checkpoint-dir {}: checkpoint {} was taken by a run with --workers (its rows are \
+             in the canonical order of the timely runtime); add --workers (any number) to \
+             resume it, or use another directory",
+            dir.unwrap_or_else(|| Path::new(".")).display(),
+            body.sequence
+        ))
+        .into()),
     }
 }
 
@@ -354,7 +386,11 @@ pub(crate) fn error_policy(plan: &Plan, marks: Option<&OutputMarks>) -> Result<E
 ///
 /// # Errors
 /// An output is missing or has another length than the checkpoint recorded.
-fn finished_already(plan: &Plan, body: &CheckpointBody, dir: Option<&Path>) -> Result<()> {
+pub(crate) fn finished_already(
+    plan: &Plan,
+    body: &CheckpointBody,
+    dir: Option<&Path>,
+) -> Result<()> {
     let dir = dir.unwrap_or_else(|| Path::new(".")).display();
     let o = &plan.outputs;
     let files = [
@@ -502,12 +538,12 @@ impl StopSignals {
 
 /// The checkpoints of a run: the directory, the job's identity, the checkpoint to resume from.
 pub(crate) struct Checkpoints {
-    checkpointer: Checkpointer,
-    identity: JobIdentity,
+    pub(crate) checkpointer: Checkpointer,
+    pub(crate) identity: JobIdentity,
     /// The newest valid checkpoint, until the run takes it to resume.
-    resume: Option<CheckpointBody>,
+    pub(crate) resume: Option<CheckpointBody>,
     /// The checkpoint the run resumed from.
-    resumed_from: Option<u64>,
+    pub(crate) resumed_from: Option<u64>,
 }
 
 impl Checkpoints {
@@ -595,7 +631,7 @@ impl Checkpoints {
     /// # Errors
     /// [`Usage`] for what [`Checkpoints::usable`] refuses; a directory that cannot be used (see
     /// [`Checkpointer::open`]).
-    fn open(plan: &Plan, dir: &Path, interval: &str) -> Result<Self> {
+    pub(crate) fn open(plan: &Plan, dir: &Path, interval: &str) -> Result<Self> {
         let interval = Self::usable(plan, interval).map_err(Usage::from)?;
         let identity = JobIdentity::of(plan)?;
         let (checkpointer, resume) = Checkpointer::open(dir, interval, &identity)?;
@@ -634,13 +670,13 @@ impl Checkpoints {
             finished,
             outputs,
             keys: keys.texts(),
-            runtime,
+            state: JobState::Runtime(runtime),
         };
         self.checkpointer.write(&body, started)
     }
 
     /// The summary's line about checkpoints.
-    fn report(&self) {
+    pub(crate) fn report(&self) {
         let c = &self.checkpointer;
         let resumed = self
             .resumed_from

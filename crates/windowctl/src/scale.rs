@@ -27,6 +27,7 @@ use crate::args::RunArgs;
 use crate::output::stdin_was_closed;
 use crate::plan::Plan;
 use crate::run::{error_policy, job_error, open_sink, rejection_report, report_cut_dead_letters};
+use crate::scale_checkpoint;
 use crate::summary::{summary, Facts};
 
 /// What every worker needs of the job: its spec (for its computation), how to read a chunk,
@@ -129,8 +130,9 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
     if plan.idle_timeout.is_some() {
         bail!("--workers does not take --idle-timeout (one input is never idle behind another)");
     }
-    if args.checkpoint_dir.is_some() {
-        bail!("--workers does not take checkpoints yet; drop --checkpoint-dir or --workers");
+    let cluster = args.processes.is_some() || args.process.is_some() || args.hostfile.is_some();
+    if args.checkpoint_dir.is_some() && cluster {
+        bail!("--checkpoint-dir does not run with --processes yet (checkpoints of several workers are taken in one process); drop --checkpoint-dir or --processes");
     }
     Ok(())
 }
@@ -166,7 +168,17 @@ pub(crate) fn run_timely(
             "--input -: standard input is closed (the job was started with <&-); give --input FILE"
         );
     }
-    let keys = KeyDictionary::shared();
+    let mut resumable = match &args.checkpoint_dir {
+        Some(dir) => match scale_checkpoint::open(plan, dir, &args.checkpoint_interval)? {
+            Some(r) => Some(r),
+            // The job ran to the end already: nothing to do.
+            None => return Ok(()),
+        },
+        None => None,
+    };
+    let keys = resumable
+        .as_ref()
+        .map_or_else(KeyDictionary::shared, |r| Arc::clone(&r.keys));
     let (bytes, progress) = open_bytes(spec)?;
     let name = spec.source_name();
     let input = TimelyInput {
@@ -202,26 +214,94 @@ pub(crate) fn run_timely(
             c.addresses.len()
         ),
     };
-    let sink = open_sink(plan, &keys, false, None)?;
-    let policy = error_policy(plan, None)?;
-    // The progress bar (process 0's), stopped and cleared before the summary is printed.
-    let ticker = crate::progress::Ticker::for_input(args.no_progress, progress);
-    let outcome = window_timely::run(config, parts, input, Arc::clone(&keys), sink, policy);
-    drop(ticker);
+    let run = Run {
+        plan,
+        config,
+        parts,
+        input,
+        keys,
+        started,
+        state_line,
+        progress: crate::progress::Ticker::for_input(args.no_progress, progress),
+    };
+    run_writer(run, resumable.as_mut(), signal.as_ref())
+}
+
+/// What [`run_writer`] runs.
+struct Run<'p> {
+    plan: &'p Plan,
+    config: TimelyConfig,
+    parts: Arc<Parts>,
+    input: TimelyInput,
+    keys: Arc<KeyDictionary>,
+    started: Instant,
+    /// The summary's line about the workers.
+    state_line: String,
+    /// The progress bar, stopped and cleared before the summary is printed.
+    progress: Option<crate::progress::Ticker>,
+}
+
+/// The process that writes the output (the only one, or process 0 of a cluster): runs the job,
+/// with checkpoints when `resumable` is given, and prints the summary.
+///
+/// # Errors
+/// An output that cannot be opened, a checkpoint that cannot be taken, and every way a job
+/// stops early.
+fn run_writer(
+    run: Run<'_>,
+    mut resumable: Option<&mut scale_checkpoint::Resumable>,
+    signal: &(dyn Fn() -> Option<i32> + Send + Sync),
+) -> Result<()> {
+    let Run {
+        plan,
+        config,
+        parts,
+        input,
+        keys,
+        started,
+        state_line,
+        progress,
+    } = run;
+    let marks = resumable.as_ref().and_then(|r| r.marks);
+    let mut sink = open_sink(plan, &keys, resumable.is_some(), marks.as_ref())?;
+    let mut policy = error_policy(plan, marks.as_ref())?;
+    let mut checkpointing = None;
+    if let Some(r) = resumable.as_deref_mut() {
+        policy.skipped = r.skipped;
+        if marks.is_none() {
+            // A first checkpoint before anything is read, as without --workers: a run killed
+            // before the next one resumes from the start with the outputs as they were.
+            scale_checkpoint::take(&r.checkpoints, &mut sink, &mut policy, &keys, None, false)?;
+        }
+        checkpointing = Some(scale_checkpoint::checkpointing(r));
+    }
+    let outcome = window_timely::run_checkpointed(
+        config,
+        parts,
+        input,
+        Arc::clone(&keys),
+        sink,
+        policy,
+        checkpointing,
+    );
+    drop(progress);
     let outcome = outcome.map_err(|e| anyhow!("{e}"))?;
-    let mut sink = outcome.output;
-    let flushed = sink.finish();
+    let (mut sink, mut policy) = (outcome.output, outcome.policy);
     if let Some(failure) = outcome.failure {
-        flushed.ok();
+        sink.finish().ok();
         return Err(failure_error(failure));
     }
-    flushed?;
+    if let Some(r) = resumable.as_deref().filter(|_| !outcome.interrupted) {
+        // The end: a rerun says the job is done.
+        scale_checkpoint::take(&r.checkpoints, &mut sink, &mut policy, &keys, None, true)?;
+    }
+    sink.finish()?;
     let facts = Facts {
         source_name: plan.inputs[0].0.source_name(),
         stats: RunStats {
             events: outcome.events,
             rejected: outcome.rejected,
-            skipped: outcome.policy.skipped,
+            skipped: policy.skipped,
         },
         metrics: outcome.metrics,
         live_windows: outcome.live_windows,
@@ -230,8 +310,15 @@ pub(crate) fn run_timely(
     let stopped = outcome.interrupted;
     let written = sink.records_written();
     summary(plan, &facts, written, started.elapsed(), stopped, &[]);
-    report_cut_dead_letters(&outcome.policy);
-    stopped_by(signal.as_ref(), stopped)
+    report_cut_dead_letters(&policy);
+    if let Some(r) = resumable.as_ref() {
+        r.checkpoints
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .report();
+    }
+    // Stopped by a signal, the workers took a last checkpoint where they stopped.
+    stopped_by(signal, stopped, resumable.is_some())
 }
 
 /// Whether the job runs on timely: `--workers`, or any of the cluster flags (checked there).
@@ -268,15 +355,19 @@ fn run_peer(
         outcome.metrics.windows_fired,
         started.elapsed().as_secs_f64()
     );
-    stopped_by(signal, outcome.interrupted)
+    stopped_by(signal, outcome.interrupted, false)
 }
 
 /// As on one thread: stopped by a signal, the outputs hold every row up to there.
-fn stopped_by(signal: &(dyn Fn() -> Option<i32> + Send + Sync), stopped: bool) -> Result<()> {
+fn stopped_by(
+    signal: &(dyn Fn() -> Option<i32> + Send + Sync),
+    stopped: bool,
+    checkpointed: bool,
+) -> Result<()> {
     match signal().filter(|_| stopped) {
         Some(signal) => Err(crate::run::Stopped {
             signal,
-            checkpointed: false,
+            checkpointed,
         }
         .into()),
         None => Ok(()),

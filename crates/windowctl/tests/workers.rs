@@ -286,8 +286,8 @@ fn jobs_the_timely_runtime_cannot_run_yet_are_refused_naming_the_flag() {
         (&["--time", "processing"], "event-time"),
         (&["--input", "in.csv"], "one input"),
         (
-            &["--checkpoint-dir", "ck", "--output", "o.csv"],
-            "checkpoints",
+            &["--watermark-interval", "5ms"],
+            "a watermark after every element",
         ),
     ];
     for (extra, says) in cases {

@@ -59,6 +59,11 @@ where
         self.time
     }
 
+    /// The wake time: `advance_time` does nothing before it (`i64::MAX`: nothing is due).
+    fn next_fire(&self) -> Option<Timestamp> {
+        Some(self.wake)
+    }
+
     fn announce_watermark(&mut self, watermark: Timestamp) {
         if self.lateness.is_some() {
             self.watermark = Some(watermark);

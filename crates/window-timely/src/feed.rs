@@ -1,0 +1,161 @@
+//! A worker's chunks, parsed on a thread of their own and cut into one part per worker their
+//! elements go to (by key group, [`crate::groups`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use window_io::KeyDictionary;
+
+use crate::chunks::{Chunker, Take};
+use crate::groups::{owner, GroupOf};
+use crate::parse::{self, Element, Summary};
+use crate::{JobParts, Shared, PARSED_AHEAD};
+
+/// A worker's parsed chunks: parsed on a thread of their own, a few chunks ahead, so that
+/// parsing and windowing use two cores even with one worker (as the single-threaded runtime's
+/// reader thread does); parsed in place if that thread cannot be started.
+pub(crate) enum Feed<P: JobParts> {
+    Thread {
+        parsed: crossbeam_channel::Receiver<(Vec<Part>, Summary)>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    },
+    Inline(Parser<P>),
+}
+
+/// What parsing a worker's chunks needs.
+pub(crate) struct Parser<P> {
+    chunker: Arc<Chunker>,
+    parts: Arc<P>,
+    keys: Arc<KeyDictionary>,
+    stop: Arc<AtomicBool>,
+    fail: bool,
+    cache: window_io::KeyCache,
+    chunk: u64,
+    peers: u64,
+    done: bool,
+    /// Each key's group, whose owner its elements go to.
+    groups: GroupOf,
+}
+
+impl<P: JobParts> Parser<P> {
+    /// A parser of chunks `first`, `first + peers` ...
+    fn new(shared: &Shared<P>, first: u64, peers: u64) -> Self {
+        Self {
+            chunker: Arc::clone(&shared.chunker),
+            parts: Arc::clone(&shared.parts),
+            keys: Arc::clone(&shared.keys),
+            stop: Arc::clone(&shared.stop),
+            fail: shared.fail,
+            cache: window_io::KeyCache::new(Arc::clone(&shared.keys)),
+            chunk: first,
+            peers,
+            done: false,
+            groups: GroupOf::new(Arc::clone(&shared.keys), shared.key_groups),
+        }
+    }
+
+    /// The next chunk of this worker, parsed, its elements cut into one part per worker they go
+    /// to (here, on the parser's thread, so that the exchange moves a part whole instead of
+    /// routing element by element on the worker's); `None` at the end (or once the job stops).
+    fn next(&mut self) -> Option<(Vec<Part>, Summary)> {
+        if self.done || self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let parsed = match self.chunker.take(self.chunk) {
+            Take::End => None,
+            Take::Chunk(c) => {
+                let parts = &self.parts;
+                let make = |bytes| parts.reader(bytes);
+                Some(parse::parse(
+                    c,
+                    &make,
+                    &self.keys,
+                    &mut self.cache,
+                    self.fail,
+                ))
+            }
+            Take::Failed(message) => Some((Vec::new(), parse::failed_summary(self.chunk, message))),
+        };
+        self.chunk += self.peers;
+        self.done = parsed.as_ref().is_none_or(|p| p.1.stop);
+        parsed.map(|(elements, summary)| (self.cut(elements), summary))
+    }
+
+    /// `elements` as one part per worker that gets any (in input order within each).
+    fn cut(&mut self, elements: Vec<Element>) -> Vec<Part> {
+        if self.peers == 1 {
+            return vec![(0, elements)];
+        }
+        let mut parts: Vec<Part> = (0..self.peers as u32).map(|w| (w, Vec::new())).collect();
+        for e in elements {
+            let g = self.groups.of(e.key);
+            let to = u64::from(owner(g, self.groups.groups(), self.peers as u32));
+            parts[to as usize].1.push(e);
+        }
+        parts.retain(|p| !p.1.is_empty());
+        parts
+    }
+}
+
+impl<P: JobParts> Feed<P> {
+    pub(crate) fn start(shared: &Shared<P>, first: u64, peers: u64) -> Self {
+        let mut parser = Parser::new(shared, first, peers);
+        let (to_worker, parsed) = crossbeam_channel::bounded(PARSED_AHEAD);
+        let spawned = std::thread::Builder::new()
+            .name(format!("parse-{first}"))
+            .spawn(move || {
+                while let Some(p) = parser.next() {
+                    if to_worker.send(p).is_err() {
+                        break;
+                    }
+                }
+            });
+        match spawned {
+            Ok(thread) => Feed::Thread {
+                parsed,
+                thread: Some(thread),
+            },
+            // The closure (and the parser in it) is gone with the failed spawn: start over.
+            Err(_) => Feed::Inline(Parser::new(shared, first, peers)),
+        }
+    }
+
+    /// The next parsed chunk; `None` at the end, or once the job is interrupted (looked at
+    /// every 100 ms while the parser waits for input: stdin may block).
+    pub(crate) fn next(&mut self, shared: &Shared<P>) -> Option<(Vec<Part>, Summary)> {
+        loop {
+            if shared.parts.interrupted() {
+                shared.interrupted.store(true, Ordering::Relaxed);
+                shared.stop.store(true, Ordering::Relaxed);
+                return None;
+            }
+            match self {
+                Feed::Thread { parsed, .. } => {
+                    match parsed.recv_timeout(std::time::Duration::from_millis(100)) {
+                        Ok(p) => return Some(p),
+                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return None,
+                    }
+                }
+                Feed::Inline(p) => return p.next(),
+            }
+        }
+    }
+}
+
+impl<P: JobParts> Drop for Feed<P> {
+    fn drop(&mut self) {
+        if let Feed::Thread { parsed, thread } = self {
+            // Dropping the receiver ends the parser at its next send; a parser blocked on its
+            // input (stdin) is not waited for.
+            let (_, closed) = crossbeam_channel::bounded(0);
+            drop(std::mem::replace(parsed, closed));
+            if let Some(t) = thread.take().filter(|t| t.is_finished()) {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// One worker's elements of a chunk: the worker, and the elements in input order.
+pub(crate) type Part = (u32, Vec<Element>);

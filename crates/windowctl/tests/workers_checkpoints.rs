@@ -1,0 +1,370 @@
+//! Issue #14 item 4: checkpoints per key group under `--workers`. A job checkpointed with N
+//! workers, stopped partway (a crash right after a chosen checkpoint, or `kill -9` at a random
+//! moment), resumes with M != N workers (and another chunk size), and its results, late output
+//! and dead letters end byte-identical to an uninterrupted run's. Random jobs of every strategy,
+//! with disorder, allowed lateness and bad lines; and the checkpoints that must be refused.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use common::Rng;
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch_dir("workers-ckpt", name)
+}
+
+/// A CSV input in roughly increasing time with disorder, negative times and a few bad lines.
+fn input(rng: &mut Rng, lines: usize, keys: u64) -> String {
+    let mut text = String::from("event_time_ms,key,value\n");
+    let mut t: i64 = -300;
+    for _ in 0..lines {
+        t += rng.below(6) as i64;
+        let behind = match rng.below(10) {
+            0 => rng.below(300) as i64,
+            1 | 2 => rng.below(30) as i64,
+            _ => 0,
+        };
+        let value = (rng.below(1000) as i64 - 300).to_string();
+        text.push_str(&format!("{},k{},{value}\n", t - behind, rng.below(keys)));
+        if rng.below(120) == 0 {
+            text.push_str("oops,k1,1\n");
+        }
+    }
+    text
+}
+
+fn command(dir: &Path, args: &[String], env: &[(&str, String)]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+    c.current_dir(dir)
+        .arg("run")
+        .arg("--no-progress")
+        .args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+fn run(dir: &Path, args: &[String], env: &[(&str, String)]) -> Output {
+    command(dir, args, env).output().expect("windowctl runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The outputs of a run: results, late output, dead letters.
+fn outputs(dir: &Path) -> [Vec<u8>; 3] {
+    ["out.csv", "late.csv", "dead.csv"].map(|f| fs::read(dir.join(f)).unwrap_or_default())
+}
+
+/// A random job's arguments (without its outputs).
+fn job(rng: &mut Rng) -> Vec<String> {
+    let window = match rng.below(4) {
+        0 => format!("tumbling:{}ms", 20 + rng.below(150)),
+        1 => format!("session:{}ms", 5 + rng.below(50)),
+        _ => {
+            let slide = 5 + rng.below(30);
+            format!("sliding:{}ms:{slide}ms", slide * (1 + rng.below(5)))
+        }
+    };
+    let strategy = if window.starts_with("sliding") {
+        rng.pick(&["native", "keywindow", "sliced", "sliced:changes", "auto"])
+    } else {
+        "native"
+    };
+    let agg = rng.pick(&["sum", "count", "min", "max", "mean"]);
+    [
+        "--input",
+        "in.csv",
+        "--window",
+        &window,
+        "--strategy",
+        strategy,
+        "--agg",
+        agg,
+        "--out-of-orderness",
+        &format!("{}ms", rng.below(30)),
+        "--allowed-lateness",
+        &format!("{}ms", rng.below(3) * rng.below(80)),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The job's arguments with its outputs, `workers` and, with `dir`, checkpoints.
+fn full(job: &[String], workers: u32, checkpoints: bool) -> Vec<String> {
+    let mut a = job.to_vec();
+    for (flag, file) in [
+        ("--output", "out.csv"),
+        ("--late-output", "late.csv"),
+        ("--dead-letter", "dead.csv"),
+    ] {
+        a.extend([flag.to_string(), file.to_string()]);
+    }
+    a.extend(["--on-error".into(), "skip".into()]);
+    a.extend(["--workers".into(), workers.to_string()]);
+    if checkpoints {
+        a.extend(["--checkpoint-dir".into(), "ckpt".into()]);
+        a.extend(["--checkpoint-interval".into(), "1ms".into()]);
+    }
+    a
+}
+
+fn chunk(bytes: u64) -> Vec<(&'static str, String)> {
+    vec![("WINDOWCTL_CHUNK_BYTES", bytes.to_string())]
+}
+
+#[test]
+fn a_job_checkpointed_with_n_workers_resumes_with_m_and_writes_the_same_bytes() {
+    let dir = scratch("resume");
+    let mut resumed = 0;
+    for (seed, (n, m)) in (0..9u64).zip([(1, 3), (2, 1), (3, 2)].into_iter().cycle()) {
+        let mut rng = Rng(1000 + seed);
+        let lines = 300 + rng.below(500) as usize;
+        let keys = 1 + rng.below(20);
+        fs::write(dir.join("in.csv"), input(&mut rng, lines, keys)).expect("input");
+        let job = job(&mut rng);
+        let what = format!("seed {seed} ({n} -> {m} workers): {}", job.join(" "));
+        for f in ["out.csv", "late.csv", "dead.csv"] {
+            let _ = fs::remove_file(dir.join(f));
+        }
+        let _ = fs::remove_dir_all(dir.join("ckpt"));
+        let o = run(&dir, &full(&job, 1, false), &[]);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        let base = outputs(&dir);
+        // The dead-letter file is appended to (across runs, as without --workers): start afresh.
+        fs::remove_file(dir.join("dead.csv")).expect("remove");
+        // Stopped right after checkpoint k (the first one is taken before anything is read).
+        let mut env = chunk(80 + rng.below(200));
+        env.push((
+            "WINDOWCTL_CRASH_AFTER_CHECKPOINTS",
+            (2 + rng.below(12)).to_string(),
+        ));
+        let o = run(&dir, &full(&job, n, true), &env);
+        let crashed = o.status.code() == Some(86);
+        assert!(crashed || o.status.success(), "{what}: {}", stderr(&o));
+        let resume_env = chunk(100 + rng.below(900));
+        let what = format!("{what} (stopped with {env:?}, resumed with {resume_env:?})");
+        let o = run(&dir, &full(&job, m, true), &resume_env);
+        assert!(o.status.success(), "{what}: resume: {}", stderr(&o));
+        if crashed {
+            assert!(stderr(&o).contains("resumed from checkpoint"), "{what}");
+            resumed += 1;
+        }
+        let got = outputs(&dir);
+        for (i, name) in ["results", "late output", "dead letters"]
+            .iter()
+            .enumerate()
+        {
+            assert!(
+                got[i] == base[i],
+                "{what}: {name} differ after the resume: {} vs {}",
+                String::from_utf8_lossy(&got[i]),
+                String::from_utf8_lossy(&base[i])
+            );
+        }
+        // A rerun of the finished job writes nothing.
+        let o = run(&dir, &full(&job, n, true), &[]);
+        assert!(stderr(&o).contains("already ran to the end"), "{what}");
+        assert!(outputs(&dir) == base, "{what}: rerun changed the outputs");
+    }
+    assert!(
+        resumed >= 6,
+        "only {resumed} runs resumed from a checkpoint"
+    );
+}
+
+#[test]
+fn a_job_killed_at_random_moments_resumes_with_other_worker_counts() {
+    let dir = scratch("kill");
+    let mut rng = Rng(77);
+    fs::write(dir.join("in.csv"), input(&mut rng, 2500, 30)).expect("input");
+    let job: Vec<String> = [
+        "--input",
+        "in.csv",
+        "--window",
+        "sliding:60ms:20ms",
+        "--strategy",
+        "sliced",
+        "--agg",
+        "sum",
+        "--out-of-orderness",
+        "15ms",
+        "--allowed-lateness",
+        "40ms",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = run(&dir, &full(&job, 2, false), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let base = outputs(&dir);
+    for f in ["out.csv", "late.csv", "dead.csv"] {
+        fs::remove_file(dir.join(f)).expect("remove");
+    }
+    // Killed (SIGKILL) after a random while, then resumed with the next worker count, until a
+    // run finishes.
+    let mut kills = 0;
+    for (round, workers) in [3, 1, 2, 3, 1, 2, 3, 1].into_iter().enumerate() {
+        let mut child = command(&dir, &full(&job, workers, true), &chunk(200))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starts");
+        std::thread::sleep(Duration::from_millis(100 + rng.below(300)));
+        if round < 6 && child.try_wait().expect("wait").is_none() {
+            child.kill().expect("kill");
+            kills += 1;
+        }
+        let status = child.wait().expect("wait");
+        if status.success() {
+            break;
+        }
+    }
+    let o = run(&dir, &full(&job, 2, true), &[]);
+    assert!(
+        o.status.success() && stderr(&o).contains("already ran to the end"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(kills >= 1, "no run was killed");
+    assert!(outputs(&dir) == base, "outputs differ after {kills} kills");
+}
+
+#[test]
+fn checkpoints_that_do_not_fit_are_refused() {
+    let dir = scratch("refused");
+    let mut rng = Rng(5);
+    fs::write(dir.join("in.csv"), input(&mut rng, 400, 5)).expect("input");
+    let job: Vec<String> = [
+        "--input",
+        "in.csv",
+        "--window",
+        "tumbling:50ms",
+        "--agg",
+        "sum",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let crash = vec![
+        ("WINDOWCTL_CHUNK_BYTES", "100".to_string()),
+        ("WINDOWCTL_CRASH_AFTER_CHECKPOINTS", "3".to_string()),
+    ];
+    assert_eq!(
+        run(&dir, &full(&job, 2, true), &crash).status.code(),
+        Some(86)
+    );
+    // Another job on the same directory.
+    let mut other = job.clone();
+    other[3] = "tumbling:60ms".into();
+    let o = run(&dir, &full(&other, 2, true), &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is of another job"), "{}", stderr(&o));
+    // A run without --workers cannot resume it.
+    let mut single = full(&job, 1, true);
+    let at = single.iter().position(|a| a == "--workers").expect("flag");
+    single.drain(at..at + 2);
+    let o = run(&dir, &single, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("add --workers"), "{}", stderr(&o));
+    // Every checkpoint damaged: no resume from bad state.
+    for e in fs::read_dir(dir.join("ckpt")).expect("dir").flatten() {
+        if e.file_name().to_string_lossy().ends_with(".wcp") {
+            let mut bytes = fs::read(e.path()).expect("read");
+            let last = bytes.len() - 1;
+            bytes[last] ^= 0xFF;
+            fs::write(e.path(), bytes).expect("write");
+        }
+    }
+    let o = run(&dir, &full(&job, 3, true), &[]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no valid checkpoint to resume from"),
+        "{}",
+        stderr(&o)
+    );
+    // Several processes do not take checkpoints (yet): a usage error naming both flags.
+    let mut cluster = full(&job, 1, true);
+    cluster.extend(["--processes".into(), "2".into()]);
+    let o = run(&dir, &cluster, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--checkpoint-dir") && e.contains("--processes"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_signal_takes_a_last_checkpoint_that_another_worker_count_resumes() {
+    let dir = scratch("signal");
+    let mut rng = Rng(31);
+    fs::write(dir.join("in.csv"), input(&mut rng, 6000, 40)).expect("input");
+    let job: Vec<String> = [
+        "--input",
+        "in.csv",
+        "--window",
+        "sliding:80ms:20ms",
+        "--agg",
+        "mean",
+        "--out-of-orderness",
+        "10ms",
+        "--allowed-lateness",
+        "30ms",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = run(&dir, &full(&job, 1, false), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let base = outputs(&dir);
+    fs::remove_file(dir.join("dead.csv")).expect("remove");
+    // Only the first checkpoint (before anything is read) and the one at the signal: an
+    // interval longer than the run.
+    let mut args = full(&job, 2, true);
+    let at = args.iter().position(|a| a == "1ms").expect("interval");
+    args[at] = "1h".into();
+    let child = command(&dir, &args, &chunk(150))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    // The signal handlers are in place once the first checkpoint is written.
+    let first = dir.join("ckpt/checkpoint-0000000001.wcp");
+    let started = std::time::Instant::now();
+    while !first.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let o = child.wait_with_output().expect("output");
+    let err = stderr(&o);
+    if o.status.code() == Some(143) {
+        assert!(
+            err.contains("stopped by SIGTERM") && err.contains("checkpointed"),
+            "{err}"
+        );
+        let o = run(&dir, &full(&job, 3, true), &chunk(700));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("resumed from checkpoint 2"),
+            "the checkpoint taken at the signal: {}",
+            stderr(&o)
+        );
+    } else {
+        // The job was done before the signal came (a fast machine).
+        assert!(o.status.success(), "{err}");
+    }
+    assert!(outputs(&dir) == base, "outputs differ after the signal");
+}
