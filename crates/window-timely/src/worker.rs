@@ -551,8 +551,11 @@ where
             };
             self.out.push(RowKind::ElementFailed {
                 message: format!(
-                    "too many window states: a worker holds {} ({} window states, {} elements), \
-                     more than its share of the limit, {max}",
+                    "too many window states: a worker holds {} ({} window states, {} elements) \
+                     > {max}, its share of the limit on window states (windowctl's \
+                     --max-window-states, divided among the workers); the job stopped at a chunk \
+                     boundary (results up to there are written): raise the limit if the machine \
+                     has the memory",
                     held.entries(),
                     held.windows,
                     held.elements

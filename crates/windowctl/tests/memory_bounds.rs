@@ -339,3 +339,45 @@ fn dstream_holds_its_records_to_the_limit_and_reports_the_peak() {
     );
     assert!(!out.exists(), "nothing is written");
 }
+
+#[test]
+fn under_workers_each_worker_holds_its_share_and_the_message_names_the_flag() {
+    let dir = scratch("workers");
+    let input = write(&dir, "in.csv", WORKED_EXAMPLE);
+    let job = |limit: &str| {
+        run(&[
+            "--input",
+            input.as_str(),
+            "--window",
+            "tumbling:10ms",
+            "--evictor",
+            "count:3",
+            "--agg",
+            "sum",
+            "--out-of-orderness",
+            "1s",
+            "--workers",
+            "2",
+            "--max-window-states",
+            limit,
+        ])
+    };
+    // One key, so one worker holds all 6 states (2 window states, 4 elements) before the end:
+    // a share of 12 / 2 = 6 runs, a share of 10 / 2 = 5 stops with nothing fired.
+    let ok = job("12");
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(
+        stdout(&ok),
+        "key,window_start,window_end,result\na,0,10,2\na,10,20,2\n"
+    );
+    let over = job("10");
+    assert_eq!(over.status.code(), Some(1), "{}", stderr(&over));
+    let err = stderr(&over);
+    assert!(
+        err.contains("a worker holds 6 (2 window states, 4 elements) > 5, its share")
+            && err.contains("--max-window-states"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(stdout(&over), "key,window_start,window_end,result\n");
+}
