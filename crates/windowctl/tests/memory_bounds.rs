@@ -102,26 +102,30 @@ fn the_summary_reports_the_peak_state_of_each_strategy() {
     );
 }
 
+/// The worked example in tumbling 10 ms windows that keep their last 3 elements (an evictor),
+/// summed, with a watermark 1 s behind (nothing fires before the end), and `extra` flags.
+fn evicting(input: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "--input",
+        input,
+        "--window",
+        "tumbling:10ms",
+        "--evictor",
+        "count:3",
+        "--agg",
+        "sum",
+        "--out-of-orderness",
+        "1s",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 #[test]
 fn the_peak_state_counts_the_elements_evicting_windows_keep() {
     let dir = scratch("evicting");
     let input = write(&dir, "in.csv", WORKED_EXAMPLE);
-    let job = |extra: &[&str]| {
-        let mut args = vec![
-            "--input",
-            input.as_str(),
-            "--window",
-            "tumbling:10ms",
-            "--evictor",
-            "count:3",
-            "--agg",
-            "sum",
-            "--out-of-orderness",
-            "1s",
-        ];
-        args.extend_from_slice(extra);
-        run(&args)
-    };
+    let job = |extra: &[&str]| evicting(&input, extra);
     // Nothing fires before the end (watermark 11 - 1000 - 1): [0, 10) keeps 0 and 5, [10, 20)
     // keeps 10 and 11: 2 window states and 4 elements, 6 states.
     let ok = job(&["--max-window-states", "6"]);
@@ -344,24 +348,7 @@ fn dstream_holds_its_records_to_the_limit_and_reports_the_peak() {
 fn under_workers_each_worker_holds_its_share_and_the_message_names_the_flag() {
     let dir = scratch("workers");
     let input = write(&dir, "in.csv", WORKED_EXAMPLE);
-    let job = |limit: &str| {
-        run(&[
-            "--input",
-            input.as_str(),
-            "--window",
-            "tumbling:10ms",
-            "--evictor",
-            "count:3",
-            "--agg",
-            "sum",
-            "--out-of-orderness",
-            "1s",
-            "--workers",
-            "2",
-            "--max-window-states",
-            limit,
-        ])
-    };
+    let job = |limit: &str| evicting(&input, &["--workers", "2", "--max-window-states", limit]);
     // One key, so one worker holds all 6 states (2 window states, 4 elements) before the end:
     // a share of 12 / 2 = 6 runs, a share of 10 / 2 = 5 stops with nothing fired.
     let ok = job("12");
