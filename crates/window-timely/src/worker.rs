@@ -106,6 +106,16 @@ pub(crate) struct Row {
 }
 
 impl Row {
+    /// A row that says nothing, left where a row was moved out.
+    fn placeholder() -> Self {
+        Row {
+            order: Order::default(),
+            worker: 0,
+            rank: 0,
+            kind: RowKind::Error(ChunkError::Failed(String::new())),
+        }
+    }
+
     /// The key and window of a result or an empty result.
     pub(crate) fn key_window(&self) -> Option<(KeyId, AnyWindow)> {
         match &self.kind {
@@ -145,6 +155,11 @@ pub(crate) struct Tagger {
     step_last: (i64, u64),
     /// Whether a row of the current watermark step came before the one pushed ahead of it.
     step_unsorted: bool,
+    /// The current watermark step's rows as `(window end, rank, place in rows)`: what
+    /// [`Tagger::sort_step`] sorts (24 bytes each, not the rows themselves).
+    step_keys: Vec<(i64, u64, u32)>,
+    /// Where [`Tagger::sort_step`] gathers a step's rows (kept for its capacity).
+    scratch: Vec<Row>,
     /// Where [`Tagger::take_rows`] finds emptied buffers.
     pub(crate) pool: Option<RowPool>,
 }
@@ -200,6 +215,7 @@ impl Tagger {
             // pass over its rows); the same key as `Row::canonical`'s.
             self.step_unsorted |= (end, rank) < self.step_last;
             self.step_last = (end, rank);
+            self.step_keys.push((end, rank, self.rows.len() as u32));
         }
         self.rows.push(Row {
             order: self.order,
@@ -210,16 +226,36 @@ impl Tagger {
     }
 
     /// Sorts the rows from `from` on, the rows of one watermark step just fired, into the
-    /// canonical order ([`Row::canonical`]; stable: rows of one key keep their emission order),
-    /// so that the writer only merges the workers' rows. Called right after the step, while its
-    /// rows are still in the cache. A step already in order (a computation often fires a step's
-    /// windows in the order its keys came) is left alone: whether it is, [`Tagger::push`] notes
-    /// as the rows come. Every row of the step has the moment of the step (phase 0).
+    /// canonical order ([`Row::canonical`]; rows of one key keep their emission order), so that
+    /// the writer only merges the workers' rows. Called right after the step, while its rows
+    /// are still in the cache. A step already in order (one key group's computation fires a
+    /// step's windows in the order its keys came) is left alone: whether it is, [`Tagger::push`]
+    /// notes as the rows come. Otherwise (rows of several key groups) the step's keys are sorted,
+    /// with each row's place as the last key (so ties keep their order), and the rows gathered
+    /// in that order: each row moves about twice, where sorting the rows (about 110 bytes each)
+    /// moved each many times. Every row of the step has the moment of the step
+    /// (phase 0).
     pub(crate) fn sort_step(&mut self, from: usize) {
         if self.step_unsorted {
-            // One moment for all: by window end, then key rank.
-            self.rows[from..].sort_by_key(Row::canonical);
+            debug_assert_eq!(self.step_keys.len(), self.rows.len() - from);
+            let keys = &mut self.step_keys;
+            // Stable: driftsort finds the runs the key groups fired (each in order) and merges
+            // them, where an unstable sort sorted from scratch (cachegrind: 3x the instructions).
+            keys.sort();
+            // Gathered in the sorted order: each key group's run is read in order (a few
+            // sequential streams), the rows written in order; moving them along the
+            // permutation's cycles instead hit the cache at random (perf: 2x the time).
+            let mut sorted = std::mem::take(&mut self.scratch);
+            sorted.clear();
+            for &(_, _, at) in keys.iter() {
+                let row = &mut self.rows[at as usize];
+                sorted.push(std::mem::replace(row, Row::placeholder()));
+            }
+            self.rows.truncate(from);
+            self.rows.append(&mut sorted);
+            self.scratch = sorted;
         }
+        self.step_keys.clear();
         self.step_unsorted = false;
         self.step_last = (i64::MIN, 0);
     }
@@ -383,6 +419,12 @@ where
 
     /// Stops the job here with `message` (written where the next rows go).
     pub(crate) fn fail(&mut self, message: String) {
+        self.out.order = Order {
+            watermark: self.watermark,
+            phase: 1,
+            pos: 0,
+            sub: 0,
+        };
         self.out.push(RowKind::ElementFailed { message, line: 0 });
         self.stopped = true;
     }
