@@ -85,12 +85,25 @@ pub(crate) fn push_result(out: &mut Vec<u8>, v: NumericResult) {
 /// standard library. (`ryu` is not used: where the shortest decimal has two candidates at the
 /// same distance it picks the other one, `765806926036679.2` for the `f64` whose standard form
 /// is `765806926036679.3`, and outputs must stay byte-identical.)
+#[inline]
 pub(crate) fn push_number(out: &mut Vec<u8>, v: f64) {
-    if v.fract() == 0.0 && v.abs() < MAX_EXACT_INTEGER {
-        // Exact: the value is an integer of at most 53 bits (and -0.0 is 0).
+    if v.abs() < MAX_EXACT_INTEGER {
+        // Below 2^53 the cast truncates exactly and the integer converts back exactly, so the
+        // value is integral iff it survives the round trip (and -0.0 is 0). The same test as
+        // `v.fract() == 0.0`, without the call to `trunc` that `fract` compiles to.
         let i = v as i64;
-        out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
-    } else if v.is_finite() && (v.abs() >= MAX_EXACT_INTEGER || (v != 0.0 && v.abs() < 1e-6)) {
+        if i as f64 == v {
+            out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+            return;
+        }
+    }
+    push_fraction(out, v);
+}
+
+/// [`push_number`] for a value that is not an integer below 2^53.
+#[inline(never)]
+fn push_fraction(out: &mut Vec<u8>, v: f64) {
+    if v.is_finite() && (v.abs() >= MAX_EXACT_INTEGER || (v != 0.0 && v.abs() < 1e-6)) {
         // Shortest round-trip with an exponent (`1e300`, not 301 digits; `9.007199254740994e15`
         // from 2^53 up, so that plain digits beyond 2^53 are always an exact integer result).
         let _ = write!(out, "{v:e}");

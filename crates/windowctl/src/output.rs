@@ -19,7 +19,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
 use anyhow::{bail, Context, Result};
-use engine::core::{AnyWindow, Number, NumericResult, Window, WindowOutput};
+use engine::core::{AnyWindow, Number, Window, WindowOutput};
 use engine::io::{KeyId, KeyTexts, LateWriter, OutputFormat, ResultWriter};
 use engine::job::{JobAggregate, JobResult};
 use serde::{Deserialize, Serialize};
@@ -27,45 +27,13 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Outputs;
 
 mod ahead;
+mod batch;
 mod gzip;
 
 use ahead::SyncAhead;
+use batch::{Batch, Kind, Late, ROWS_PER_BATCH};
 pub(crate) use gzip::{create_maybe_gzip, is_gzip_name, stdin_was_closed, stdout_was_closed};
 use gzip::{Out, Plain};
-
-/// One row as the operator's thread hands it over: what the writers need, no text.
-#[derive(Clone, Debug)]
-enum Row {
-    Result {
-        key: KeyId,
-        bounds: Option<(i64, i64)>,
-        value: Option<f64>,
-        empty: bool,
-    },
-    /// A sum, mean, min or max of integers beyond 2^53, exactly (`JobResult::Integer`).
-    Integer {
-        key: KeyId,
-        bounds: Option<(i64, i64)>,
-        value: i128,
-    },
-    /// A result of several aggregates (boxed: the row stays as small as a single result's).
-    Results {
-        key: KeyId,
-        bounds: Option<(i64, i64)>,
-        values: Box<[NumericResult]>,
-    },
-    Late {
-        key: KeyId,
-        timestamp: i64,
-        value: Number,
-        watermark: i64,
-    },
-}
-
-/// Rows handed over at a time: large enough that the channel and the wake-up of the writer cost
-/// nothing per row (4096 rows ran the 100 k Zipf sliced job and the default job 6-8 % faster
-/// than 1024), small enough (about 200 KiB) to stay in the L2 cache between the two threads.
-const ROWS_PER_BATCH: usize = 4096;
 
 /// Batches in flight at most: the operator's thread waits when the writer is this far behind,
 /// so memory stays bounded whatever the output's speed.
@@ -127,7 +95,7 @@ pub(crate) struct OutputMarks {
 
 /// From the operator's thread to the writer thread.
 enum ToWriter {
-    Rows(Vec<Row>),
+    Rows(Batch),
     /// Flush both writers.
     Flush,
     /// Flush both writers, sync their files and answer with their marks (a checkpoint).
@@ -144,7 +112,7 @@ enum Which {
 /// From the writer thread back.
 enum Back {
     /// An emptied batch, to be filled again (no allocation per batch).
-    Spare(Vec<Row>),
+    Spare(Batch),
     /// The first write error; the writer writes nothing after it.
     Failed(Which, io::Error),
 }
@@ -162,46 +130,55 @@ struct Writers {
 }
 
 impl Writers {
-    fn write(&mut self, row: &Row) -> Result<(), (Which, io::Error)> {
-        match *row {
-            Row::Results {
-                key,
-                bounds,
-                ref values,
-            } => self
-                .results
-                .write_interned_values(&mut self.keys, key, bounds, values, false)
-                .map_err(|e| (Which::Results, e)),
-            Row::Result {
-                key,
-                bounds,
-                value,
-                empty,
-            } => self
-                .results
-                .write_interned(&mut self.keys, key, bounds, value, empty)
-                .map_err(|e| (Which::Results, e)),
-            Row::Integer { key, bounds, value } => self
-                .results
-                .write_interned_integer(&mut self.keys, key, bounds, value, false)
-                .map_err(|e| (Which::Results, e)),
-            Row::Late {
-                key,
-                timestamp,
-                value,
-                watermark,
-            } => {
-                let Some(w) = self.late.as_mut() else {
-                    return Ok(()); // no late output: the sink hands over no late rows then
-                };
-                let Some(text) = self.keys.get(key) else {
-                    let e = io::Error::other(format!("key id {} has no text", key.index()));
-                    return Err((Which::Late, e));
-                };
-                w.write_late_parts(timestamp, text, value, watermark)
-                    .map_err(|e| (Which::Late, e))
+    /// Writes the rows of `batch` in order.
+    fn write(&mut self, batch: &Batch) -> Result<(), (Which, io::Error)> {
+        let mut window = None;
+        let results = |e| (Which::Results, e);
+        for row in &batch.rows {
+            let (key, value) = (row.key, row.value);
+            let keys = &mut self.keys;
+            match row.kind {
+                Kind::Window => window = batch.windows[value as usize],
+                Kind::Number => self
+                    .results
+                    .write_interned(keys, key, window, Some(f64::from_bits(value)), false)
+                    .map_err(results)?,
+                Kind::NoValue => self
+                    .results
+                    .write_interned(keys, key, window, None, false)
+                    .map_err(results)?,
+                Kind::Emptied => self
+                    .results
+                    .write_interned(keys, key, window, None, true)
+                    .map_err(results)?,
+                Kind::Integer => {
+                    let v = batch.integers[value as usize];
+                    self.results
+                        .write_interned_integer(keys, key, window, v, false)
+                        .map_err(results)?;
+                }
+                Kind::Several => {
+                    let values = &batch.several[value as usize];
+                    self.results
+                        .write_interned_values(keys, key, window, values, false)
+                        .map_err(results)?;
+                }
+                Kind::Late => self.write_late(key, batch.late[value as usize])?,
             }
         }
+        Ok(())
+    }
+
+    fn write_late(&mut self, key: KeyId, late: Late) -> Result<(), (Which, io::Error)> {
+        let Some(w) = self.late.as_mut() else {
+            return Ok(()); // no late output: the sink hands over no late rows then
+        };
+        let Some(text) = self.keys.get(key) else {
+            let e = io::Error::other(format!("key id {} has no text", key.index()));
+            return Err((Which::Late, e));
+        };
+        w.write_late_parts(late.timestamp, text, late.value, late.watermark)
+            .map_err(|e| (Which::Late, e))
     }
 
     fn flush(&mut self) -> Result<(), (Which, io::Error)> {
@@ -258,7 +235,7 @@ impl Writers {
             match msg {
                 ToWriter::Rows(mut rows) => {
                     if !failed {
-                        if let Err(e) = rows.iter().try_for_each(|r| self.write(r)) {
+                        if let Err(e) = self.write(&rows) {
                             fail(&mut failed, e);
                         }
                         for (_, a) in &mut self.ahead {
@@ -316,11 +293,11 @@ impl Writers {
 /// sink trait cannot return it) and reports it at the next look or flush.
 pub(crate) struct OutputSink {
     /// Rows gathered for the next hand-over.
-    pending: Vec<Row>,
+    pending: Batch,
     /// Rows handed over since the last flush asked for.
     dirty: bool,
     /// Emptied batches back from the writer.
-    spares: Vec<Vec<Row>>,
+    spares: Vec<Batch>,
     to_writer: Option<SyncSender<ToWriter>>,
     back: Receiver<Back>,
     writer: Option<JoinHandle<u64>>,
@@ -514,7 +491,7 @@ impl OutputSink {
             .spawn(move || writers.run(rx, back_tx))
             .context("starting the output thread")?;
         Ok(Self {
-            pending: Vec::with_capacity(ROWS_PER_BATCH),
+            pending: Batch::with_capacity(ROWS_PER_BATCH),
             dirty: false,
             spares: Vec::new(),
             to_writer: Some(to_writer),
@@ -646,18 +623,19 @@ impl OutputSink {
         let next = self
             .spares
             .pop()
-            .unwrap_or_else(|| Vec::with_capacity(ROWS_PER_BATCH));
+            .unwrap_or_else(|| Batch::with_capacity(ROWS_PER_BATCH));
         let rows = std::mem::replace(&mut self.pending, next);
         self.dirty = true;
         self.send(ToWriter::Rows(rows));
     }
 
-    /// Queues one row, unless a write failed before.
-    fn push(&mut self, row: Row) {
+    /// Queues one row by `push`, unless a write failed before.
+    #[inline]
+    fn push(&mut self, push: impl FnOnce(&mut Batch)) {
         if self.error.is_some() {
             return;
         }
-        self.pending.push(row);
+        push(&mut self.pending);
         if self.pending.len() >= ROWS_PER_BATCH {
             self.hand_over();
         }
@@ -666,41 +644,23 @@ impl OutputSink {
 
 impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for OutputSink {
     fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, _watermark: i64) {
-        let value = match result {
-            JobResult::Number(v) => v,
-            JobResult::Integer(value) => {
-                let (key, bounds) = (*key, window.bounds());
-                self.push(Row::Integer { key, bounds, value });
-                return;
+        let (key, bounds) = (*key, window.bounds());
+        match result {
+            JobResult::Number(Some(v)) => {
+                self.push(|b| b.push_result(key, bounds, Kind::Number, v.to_bits()));
             }
-            JobResult::Numbers(values) => {
-                let (key, bounds) = (*key, window.bounds());
-                let values = values.into_boxed_slice();
-                self.push(Row::Results {
-                    key,
-                    bounds,
-                    values,
-                });
-                return;
-            }
+            JobResult::Integer(value) => self.push(|b| b.push_integer(key, bounds, value)),
+            JobResult::Numbers(values) => self.push(|b| b.push_several(key, bounds, values)),
             // windowctl offers numeric aggregates only (the plan refuses the others).
-            JobResult::List(_) | JobResult::Elements(_) => None,
-        };
-        self.push(Row::Result {
-            key: *key,
-            bounds: window.bounds(),
-            value,
-            empty: false,
-        });
+            JobResult::Number(None) | JobResult::List(_) | JobResult::Elements(_) => {
+                self.push(|b| b.push_result(key, bounds, Kind::NoValue, 0));
+            }
+        }
     }
 
     fn emptied(&mut self, key: &KeyId, window: &AnyWindow, _watermark: i64) {
-        self.push(Row::Result {
-            key: *key,
-            bounds: window.bounds(),
-            value: None,
-            empty: true,
-        });
+        let (key, bounds) = (*key, window.bounds());
+        self.push(|b| b.push_result(key, bounds, Kind::Emptied, 0));
     }
 
     fn take_error(&mut self) -> Option<io::Error> {
@@ -722,12 +682,12 @@ impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for OutputSink {
 
     fn late(&mut self, key: KeyId, timestamp: i64, value: Number, watermark: i64) {
         if self.has_late {
-            self.push(Row::Late {
-                key,
+            let late = Late {
                 timestamp,
                 value,
                 watermark,
-            });
+            };
+            self.push(|b| b.push_late(key, late));
         }
     }
 }
