@@ -105,7 +105,10 @@ pub(crate) fn gather(
     if index != 0 {
         return WorkerEnd::default();
     }
-    let mut total = WorkerEnd::default();
+    let mut total = WorkerEnd {
+        halted: own.halted,
+        ..WorkerEnd::default()
+    };
     for m in &all {
         total.events += m.events;
         total.rejected += m.rejected;

@@ -173,9 +173,15 @@ pub enum TimelyError {
     /// was wrong: a stray connection, another job, a peer that did not come).
     #[error("--processes: {0}")]
     Cluster(String),
-    /// Process 0 (which writes the output) stopped the job early; the message is its error.
-    #[error("process 0 stopped the job: {0}")]
-    Peer(String),
+    /// Another process of the cluster stopped the job early (process 0's write error, a
+    /// signal to that process); the message is its error, or why it stopped.
+    #[error("process {process} stopped the job: {message}")]
+    Peer {
+        /// The process that stopped the job.
+        process: usize,
+        /// Its error, or why it stopped.
+        message: String,
+    },
     /// A checkpoint could not be taken, or the one to resume from could not be restored.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
@@ -263,6 +269,9 @@ struct WorkerEnd {
     live_windows: usize,
     /// In a cluster, on the processes but 0: why process 0 stopped the job, if it did.
     peer_failure: Option<String>,
+    /// In a cluster: the process that stopped the job on its own (a signal, process 0's
+    /// output failing), and why, if one did ([`parse::halt_summary`]).
+    halted: Option<(u32, String)>,
 }
 
 fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
@@ -393,14 +402,17 @@ where
     .map(|guards| guards.join());
     // Every chunk handed over is written before the writer thread ends.
     let _ = to_sink.send(ToSink::Done);
-    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed))
+    let me = config.cluster.as_ref().map(|c| c.process);
+    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed), me)
 }
 
-/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state.
+/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state; `me`, this
+/// process's index in a cluster.
 fn outcome<O>(
     ran: Result<Vec<Result<WorkerEnd, String>>, TimelyError>,
     sink: Result<SinkState<O>, TimelyError>,
     interrupted: bool,
+    me: Option<usize>,
 ) -> Result<Outcome<O>, TimelyError> {
     let mut total = WorkerEnd::default();
     for end in ran? {
@@ -410,10 +422,26 @@ fn outcome<O>(
         add_metrics(&mut total.metrics, &end.metrics);
         total.live_windows += end.live_windows;
         total.peer_failure = total.peer_failure.or(end.peer_failure);
+        total.halted = total.halted.or(end.halted);
     }
     let mut sink = sink?;
-    if let Some(message) = total.peer_failure.filter(|_| sink.failure.is_none()) {
-        sink.failure = Some(TimelyError::Peer(message));
+    // This process's own error first, then process 0's, then another process that stopped the
+    // job (unless this one was stopped by a signal too: then it reports that).
+    if sink.failure.is_none() {
+        if let Some(message) = total.peer_failure {
+            sink.failure = Some(TimelyError::Peer {
+                process: 0,
+                message,
+            });
+        } else if let Some((process, message)) = total
+            .halted
+            .filter(|(p, _)| !interrupted && Some(*p as usize) != me)
+        {
+            sink.failure = Some(TimelyError::Peer {
+                process: process as usize,
+                message,
+            });
+        }
     }
     Ok(Outcome {
         output: sink.out,
@@ -517,6 +545,8 @@ where
     elements_in.advance_to(chunk);
     summaries_in.advance_to(chunk);
     let mut feed = Feed::start(shared, chunk, peers);
+    // Whether the summary of this worker's last chunk went out (one that stops the job).
+    let mut ended = false;
     while !shared.stop.load(Ordering::Relaxed) {
         let Some((elements, summary)) = feed.next(shared) else {
             break;
@@ -527,6 +557,7 @@ where
         elements_in.send_batch(&mut { elements });
         summaries_in.send(summary);
         if last {
+            ended = true;
             break;
         }
         chunk += peers;
@@ -539,6 +570,22 @@ where
         }
     }
     drop(feed);
+    let interrupted = shared.interrupted.load(Ordering::Relaxed);
+    if let Some(threads) = shared.cluster.filter(|_| !ended) {
+        if interrupted || shared.stop.load(Ordering::Relaxed) {
+            // Stopped on its own (a signal, or process 0's output failed): the other processes
+            // learn it at this chunk and stop there too, instead of waiting for this worker's
+            // next chunks. (One stopped by a chunk already stopped every worker at that chunk,
+            // before this one: then this is ignored.)
+            let why = if interrupted {
+                "it was stopped by a signal (SIGINT or SIGTERM)"
+            } else {
+                "writing its output failed"
+            };
+            let process = (index / threads) as u32;
+            summaries_in.send(parse::halt_summary(chunk, process, why.into()));
+        }
+    }
     drop(elements_in);
     drop(summaries_in);
     while worker.step_or_park(None) {}
@@ -597,6 +644,7 @@ where
         metrics: comp.metrics(),
         live_windows: comp.live_state().windows,
         peer_failure: None,
+        halted: None,
     }
 }
 
@@ -633,6 +681,8 @@ where
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
         let mut next: u64 = first;
         let mut last: cut::LastChunk = None;
+        // The process that stopped the job at a chunk on its own, and why.
+        let mut halted: Option<(u32, String)> = None;
         let mut unwritten = sink::Unwritten::new(FINAL_ROWS_AHEAD / scope.peers());
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
@@ -649,6 +699,9 @@ where
             while !f1.less_equal(&next) && !f2.less_equal(&next) {
                 let Some(s) = known.remove(&next) else { break };
                 let mut mine = held.remove(&next).unwrap_or_default();
+                if !window.stopped && halted.is_none() {
+                    halted.clone_from(&s.halt);
+                }
                 window.chunk(&s, &mut mine);
                 stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.
@@ -689,7 +742,10 @@ where
                     activator.activate();
                     return;
                 }
-                *end.lock() = worker_end(&window);
+                *end.lock() = WorkerEnd {
+                    halted: halted.take(),
+                    ..worker_end(&window)
+                };
                 cap = None;
             } else {
                 c.downgrade(&next);
