@@ -272,6 +272,9 @@ struct WorkerEnd {
     /// In a cluster: the process that stopped the job on its own (a signal, process 0's
     /// output failing), and why, if one did ([`parse::halt_summary`]).
     halted: Option<(u32, String)>,
+    /// In a cluster: a process that read other input bytes than this one, at the end of a job
+    /// that ran to its end.
+    input_differs: Option<String>,
 }
 
 fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
@@ -348,8 +351,20 @@ where
         processes: c.addresses.len() as u64,
     });
     let first_chunk = resume.as_ref().map_or(0, |c| c.chunk + 1);
+    // In a cluster, every process hashes every byte it reads, compared at the end.
+    let read = config
+        .cluster
+        .as_ref()
+        .map(|_| Arc::new(Mutex::new((0u64, cluster::fnv1a(&[])))));
+    let bytes: Box<dyn BufRead + Send> = match &read {
+        Some(r) => Box::new(HashRead {
+            inner: input.bytes,
+            read: Arc::clone(r),
+        }),
+        None => input.bytes,
+    };
     let chunker = Chunker::new(
-        input.bytes,
+        bytes,
         config.chunk_bytes,
         input.csv_delimiter,
         input.csv_header,
@@ -383,6 +398,7 @@ where
         resume: resume.map(Arc::new),
         first_chunk,
         sink_done: Mutex::new(Some(sink_done)),
+        read,
     });
     let ran = match &config.cluster {
         None => timely::execute(timely::Config::process(workers), move |worker| {
@@ -406,6 +422,44 @@ where
     outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed), me)
 }
 
+/// An input that hashes (FNV-1a) every byte consumed from it, and counts them.
+struct HashRead {
+    inner: Box<dyn BufRead + Send>,
+    read: Arc<Mutex<(u64, u64)>>,
+}
+
+impl std::io::Read for HashRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let have = self.fill_buf()?;
+            let n = have.len().min(buf.len());
+            buf[..n].copy_from_slice(&have[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for HashRead {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // The buffer `fill_buf` gave is there still (no read happens while it is not empty).
+        if let Ok(have) = self.inner.fill_buf() {
+            let mut r = self.read.lock();
+            let n = amt.min(have.len());
+            r.0 += n as u64;
+            r.1 = have[..n].iter().fold(r.1, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        }
+        self.inner.consume(amt);
+    }
+}
+
 /// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state; `me`, this
 /// process's index in a cluster.
 fn outcome<O>(
@@ -423,8 +477,12 @@ fn outcome<O>(
         total.live_windows += end.live_windows;
         total.peer_failure = total.peer_failure.or(end.peer_failure);
         total.halted = total.halted.or(end.halted);
+        total.input_differs = total.input_differs.or(end.input_differs);
     }
     let mut sink = sink?;
+    if let Some(message) = total.input_differs.filter(|_| sink.failure.is_none()) {
+        sink.failure = Some(TimelyError::Cluster(message));
+    }
     // This process's own error first, then process 0's, then another process that stopped the
     // job (unless this one was stopped by a signal too: then it reports that).
     if sink.failure.is_none() {
@@ -482,6 +540,8 @@ struct Shared<P> {
     first_chunk: u64,
     /// Where worker 0 of a cluster learns how the writer ended (taken once).
     sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
+    /// In a cluster: the input's bytes read, and FNV-1a of them ([`HashRead`]).
+    read: Option<Arc<Mutex<(u64, u64)>>>,
 }
 
 /// One worker: builds the dataflow, feeds it its chunks, and runs it to the end.
@@ -601,7 +661,11 @@ where
     } else {
         None
     };
-    let message = gather::EndMessage::new(&own, failure);
+    let read = shared.read.as_ref().map_or((0, 0, 0), |r| {
+        let (bytes, hash) = *r.lock();
+        ((index / threads) as u32, bytes, hash)
+    });
+    let message = gather::EndMessage::new(&own, failure, read);
     gather::gather(worker, threads, own, message)
 }
 
@@ -645,6 +709,7 @@ where
         live_windows: comp.live_state().windows,
         peer_failure: None,
         halted: None,
+        input_differs: None,
     }
 }
 

@@ -644,71 +644,70 @@ fn process_0_that_cannot_write_ends_every_process() {
     assert!(e1.contains("process 0 stopped the job"), "{e1}");
 }
 
-/// Whether something listens on 127.0.0.1:`port` (read from /proc, without connecting).
-fn listening(port: u16) -> bool {
-    let want = format!(":{port:04X} ");
-    fs::read_to_string("/proc/net/tcp").is_ok_and(|t| {
-        t.lines().skip(1).any(|l| {
-            l.split_whitespace()
-                .nth(1)
-                .is_some_and(|a| format!("{a} ").ends_with(&want))
-                && l.split_whitespace().nth(3) == Some("0A")
-        })
+/// Whether process `pid` catches SIGTERM (its handlers are installed; read from /proc).
+fn catches_sigterm(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & (1 << (15 - 1)) != 0)
     })
 }
 
-#[test]
-fn sigterm_to_process_0_stops_every_process() {
-    let dir = scratch("sigterm");
-    let mut job = big_job(&dir);
-    job.extend(strings(&["--output", "out.csv"]));
-    let (hosts, ports) = hostfile(&dir, 2);
-    let mut all = job.clone();
-    all.extend(strings(&[
-        "--processes",
-        "2",
-        "--process",
-        "0",
-        "--hostfile",
-    ]));
-    all.push(hosts.display().to_string());
-    let p0 = command(&dir, &all)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut reaper = Reaper(vec![p0]);
-    // Process 0 has its signal handlers once it listens (they come first); SIGTERM before
-    // process 1 comes: it stops at its first chunk.
-    let start = Instant::now();
-    while !listening(ports[0]) {
+/// Starts process `first` of a two-process cluster on `job`, sends it SIGTERM once it catches
+/// it (before the other process is started: it stops at its first chunk), then starts the
+/// other one; returns both outputs, by process.
+fn sigterm_before_the_other_starts(dir: &Path, job: &[String], first: usize) -> [Output; 2] {
+    let (hosts, _) = hostfile(dir, 2);
+    let start = |process: usize| {
+        let mut all = job.to_vec();
+        all.extend(strings(&[
+            "--processes",
+            "2",
+            "--process",
+            &process.to_string(),
+            "--hostfile",
+        ]));
+        all.push(hosts.display().to_string());
+        command(dir, &all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let mut reaper = Reaper(vec![start(first)]);
+    let pid = reaper.0[0].id();
+    let since = Instant::now();
+    while !catches_sigterm(pid) {
         assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "process 0 does not listen"
+            since.elapsed() < Duration::from_secs(20),
+            "no SIGTERM handler"
         );
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(10));
     }
     let killed = Command::new("kill")
-        .args(["-TERM", &reaper.0[0].id().to_string()])
+        .args(["-TERM", &pid.to_string()])
         .status()
         .expect("kill");
     assert!(killed.success());
-    let mut all = job.clone();
-    all.extend(strings(&[
-        "--processes",
-        "2",
-        "--process",
-        "1",
-        "--hostfile",
-    ]));
-    all.push(hosts.display().to_string());
-    let p1 = command(&dir, &all)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    reaper.0.insert(0, p1);
-    let [p0, p1] = wait_pair(reaper, 30);
+    reaper.0.push(start(1 - first));
+    let other = wait(reaper.0.pop().expect("other"), 30);
+    let signalled = wait(reaper.0.pop().expect("signalled"), 30);
+    if first == 0 {
+        [signalled, other]
+    } else {
+        [other, signalled]
+    }
+}
+
+#[test]
+fn sigterm_to_one_process_stops_every_process() {
+    let dir = scratch("sigterm");
+    let mut job = big_job(&dir);
+    job.extend(strings(&["--output", "out.csv"]));
+
+    // To process 0: it stops as on one process, process 1 says why.
+    let [p0, p1] = sigterm_before_the_other_starts(&dir, &job, 0);
     let (e0, e1) = (
         String::from_utf8_lossy(&p0.stderr),
         String::from_utf8_lossy(&p1.stderr),
@@ -720,4 +719,44 @@ fn sigterm_to_process_0_stops_every_process() {
         e1.contains("process 0 stopped the job: it was stopped by a signal"),
         "{e1}"
     );
+
+    // To process 1: it exits with 143, process 0 with 1 saying why.
+    let [p0, p1] = sigterm_before_the_other_starts(&dir, &job, 1);
+    let (e0, e1) = (
+        String::from_utf8_lossy(&p0.stderr),
+        String::from_utf8_lossy(&p1.stderr),
+    );
+    assert_eq!(p1.status.code(), Some(143), "{e1}");
+    assert_eq!(p0.status.code(), Some(1), "{e0}");
+    assert!(
+        e0.contains("process 1 stopped the job: it was stopped by a signal"),
+        "{e0}"
+    );
+}
+
+#[test]
+fn inputs_that_differ_after_their_first_64_kib_fail_the_job_at_its_end() {
+    let root = scratch("differ-late");
+    let dirs = [root.join("p0"), root.join("p1")];
+    for d in &dirs {
+        fs::create_dir_all(d).expect("dir");
+    }
+    let mut job = big_job(&dirs[0]);
+    job.extend(strings(&["--output", "out.csv"]));
+    let text = fs::read_to_string(dirs[0].join("in.csv")).expect("input");
+    assert!(text.len() > 100 << 10);
+    // The same size and first 64 KiB: the hello cannot tell them apart.
+    let at = text.len() - 1000;
+    let at = at + text[at..].find(",k1,").expect("a k1") + 1;
+    let mut other = text.clone();
+    other.replace_range(at..at + 2, "k2");
+    fs::write(dirs[1].join("in.csv"), other).expect("input");
+    let (hosts, _) = hostfile(&root, 2);
+    let reaper = spawn_pair([&dirs[0], &dirs[1]], [&job, &job], &hosts);
+    let [p0, p1] = wait_pair(reaper, 30);
+    for (p, o) in [(0, &p0), (1, &p1)] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "process {p}: {err}");
+        assert!(err.contains("read other input bytes"), "process {p}: {err}");
+    }
 }
