@@ -633,14 +633,16 @@ where
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
     if let Some(threads) = shared.cluster.filter(|_| !ended) {
         if interrupted || shared.stop.load(Ordering::Relaxed) {
-            // Stopped on its own (a signal, or process 0's output failed): the other processes
-            // learn it at this chunk and stop there too, instead of waiting for this worker's
-            // next chunks. (One stopped by a chunk already stopped every worker at that chunk,
-            // before this one: then this is ignored.)
+            // Stopped on its own (a signal, process 0's output failed, a refused element): the
+            // other processes learn it at this chunk and stop there too, instead of waiting for
+            // this worker's next chunks. (One stopped by a chunk already stopped every worker at
+            // that chunk, before this one: then this is ignored.)
+            // Any other stop has an error of its own (process 0's output, a worker's refused
+            // element), which process 0 reports and passes on: this text is a fallback.
             let why = if interrupted {
                 "it was stopped by a signal (SIGINT or SIGTERM)"
             } else {
-                "writing its output failed"
+                "it stopped early (its own error says why)"
             };
             let process = (index / threads) as u32;
             summaries_in.send(parse::halt_summary(chunk, process, why.into()));
