@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 /// The first bytes of a hello: "window-timely", version 1 of the framing.
 const MAGIC: [u8; 8] = *b"wndtmly\x01";
 
-/// The protocol version: bumped when the dataflow's messages change shape.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol version: bumped when the dataflow's messages or the hello change shape.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// How long a process waits for its peers by default (connecting and being connected to).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -27,8 +27,15 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a connection may take to send its hello once accepted.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The bytes of a hello: magic, version, fingerprint, processes, index.
-const HELLO_BYTES: usize = 8 + 4 + 8 + 4 + 4;
+/// The bytes of a hello before its job text: magic, version, fingerprint, processes, index,
+/// the input's size and the checksum of its first bytes, the job text's length.
+const HELLO_BYTES: usize = 8 + 4 + 8 + 4 + 4 + 8 + 8 + 4;
+
+/// The longest job text a hello may carry.
+const MAX_JOB_TEXT: usize = 1 << 16;
+
+/// How many bytes of the input [`InputIdentity::head`] covers.
+pub const INPUT_HEAD_BYTES: usize = 64 << 10;
 
 /// How a process of a cluster finds its peers and proves it runs the same job.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,86 +47,175 @@ pub struct Cluster {
     /// A hash of what must be the same in every process (the job, the workers per process, the
     /// process count, the chunk size): a peer with another one is refused.
     pub fingerprint: u64,
+    /// What the fingerprint covers, part by part (a name, such as `--window`, and its value),
+    /// sent in the hello so that a refusal says which part differs.
+    pub job: Vec<(String, String)>,
+    /// The input this process reads: a peer reading another one is refused.
+    pub input: InputIdentity,
     /// How long to wait for the peers (connecting, and being connected to) before failing.
     pub connect_timeout: Duration,
 }
 
+/// What the processes of a cluster compare of their input file before any data flows (a hash
+/// of all of it would need it read first): its size in bytes (a `.gz` file's compressed size)
+/// and a checksum of its first [`INPUT_HEAD_BYTES`] bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InputIdentity {
+    /// The file's size in bytes, as stored.
+    pub bytes: u64,
+    /// FNV-1a of its first [`INPUT_HEAD_BYTES`] bytes (as stored).
+    pub head: u64,
+}
+
+impl InputIdentity {
+    /// The identity of the file at `path`.
+    ///
+    /// # Errors
+    /// The file cannot be opened or read.
+    pub fn of_file(path: &std::path::Path) -> std::io::Result<Self> {
+        let file = std::fs::File::open(path)?;
+        let bytes = file.metadata()?.len();
+        let mut head = Vec::with_capacity(INPUT_HEAD_BYTES);
+        file.take(INPUT_HEAD_BYTES as u64).read_to_end(&mut head)?;
+        Ok(Self {
+            bytes,
+            head: fnv1a(&head),
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: the same on every machine and build.
+#[must_use]
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h: u64, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// What each side of a connection says first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Hello {
     version: u32,
     fingerprint: u64,
     processes: u32,
     process: u32,
+    input: InputIdentity,
+    /// The job's parts, one `name=value` line each.
+    job: String,
+}
+
+/// The job's parts as a hello carries them.
+fn job_text(job: &[(String, String)]) -> String {
+    job.iter()
+        .map(|(name, value)| format!("{name}={}\n", value.replace('\n', " ")))
+        .collect()
+}
+
+/// Reads exactly `b.len()` bytes (`got` of them are there already), refusing a wrong magic at
+/// its first wrong byte (a stray client need not send a whole hello).
+fn read_hello_bytes(stream: &mut TcpStream, b: &mut [u8], mut got: usize) -> Result<(), String> {
+    let total = b.len();
+    while got < total {
+        match stream.read(&mut b[got..]) {
+            Ok(0) => {
+                return Err(format!(
+                    "the connection closed after {got} bytes, before a whole hello"
+                ))
+            }
+            Ok(n) => {
+                got += n;
+                let k = got.min(MAGIC.len());
+                if b.len() >= MAGIC.len() && b[..k] != MAGIC[..k] {
+                    return Err("it is not a window-timely process (its first bytes are \
+                                not the hello's magic)"
+                        .into());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(format!(
+                    "no hello within {} s (got {got} of {total} bytes)",
+                    HELLO_TIMEOUT.as_secs()
+                ))
+            }
+            Err(e) => return Err(format!("reading its hello: {e}")),
+        }
+    }
+    Ok(())
 }
 
 impl Hello {
-    fn encode(self) -> [u8; HELLO_BYTES] {
-        let mut b = [0u8; HELLO_BYTES];
-        b[..8].copy_from_slice(&MAGIC);
-        b[8..12].copy_from_slice(&self.version.to_le_bytes());
-        b[12..20].copy_from_slice(&self.fingerprint.to_le_bytes());
-        b[20..24].copy_from_slice(&self.processes.to_le_bytes());
-        b[24..28].copy_from_slice(&self.process.to_le_bytes());
+    fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(HELLO_BYTES + self.job.len());
+        b.extend_from_slice(&MAGIC);
+        b.extend_from_slice(&self.version.to_le_bytes());
+        b.extend_from_slice(&self.fingerprint.to_le_bytes());
+        b.extend_from_slice(&self.processes.to_le_bytes());
+        b.extend_from_slice(&self.process.to_le_bytes());
+        b.extend_from_slice(&self.input.bytes.to_le_bytes());
+        b.extend_from_slice(&self.input.head.to_le_bytes());
+        let job = &self.job.as_bytes()[..self.job.len().min(MAX_JOB_TEXT)];
+        b.extend_from_slice(&(job.len() as u32).to_le_bytes());
+        b.extend_from_slice(job);
         b
     }
 
     /// Reads a hello from `stream`; the error says what was wrong (not the address).
     fn read(stream: &mut TcpStream) -> Result<Hello, String> {
         let mut b = [0u8; HELLO_BYTES];
+        // Magic and version first: a process of another version may send a hello of another
+        // length.
+        read_hello_bytes(stream, &mut b[..12], 0)?;
+        let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |b: &[u8], i: usize| {
+            let mut f = [0u8; 8];
+            f.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(f)
+        };
+        let version = u32_at(&b, 8);
+        if version != PROTOCOL_VERSION {
+            return Err(format!(
+                "it speaks protocol version {version}, this process {PROTOCOL_VERSION} (run the \
+                 same windowctl everywhere)"
+            ));
+        }
+        read_hello_bytes(stream, &mut b, 12)?;
+        let len = u32_at(&b, 44) as usize;
+        if len > MAX_JOB_TEXT {
+            return Err(format!("its hello's job text is {len} bytes long"));
+        }
+        let mut job = vec![0u8; len];
+        // The job text has no magic to check: read it as a part of its own.
         let mut got = 0;
-        while got < HELLO_BYTES {
-            match stream.read(&mut b[got..]) {
-                Ok(0) => {
-                    return Err(format!(
-                        "the connection closed after {got} bytes, before a whole hello \
-                         ({HELLO_BYTES} bytes)"
-                    ))
-                }
-                Ok(n) => {
-                    got += n;
-                    // Refused at its first wrong byte: a stray client need not send 28 bytes.
-                    let k = got.min(MAGIC.len());
-                    if b[..k] != MAGIC[..k] {
-                        return Err("it is not a window-timely process (its first bytes are \
-                                    not the hello's magic)"
-                            .into());
-                    }
-                }
+        while got < len {
+            match stream.read(&mut job[got..]) {
+                Ok(0) => return Err("the connection closed within its hello".into()),
+                Ok(n) => got += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    return Err(format!(
-                        "no hello within {} s (got {got} of {HELLO_BYTES} bytes)",
-                        HELLO_TIMEOUT.as_secs()
-                    ))
-                }
                 Err(e) => return Err(format!("reading its hello: {e}")),
             }
         }
-        if b[..8] != MAGIC {
-            return Err(
-                "it is not a window-timely process (its first bytes are not the hello's magic)"
-                    .into(),
-            );
-        }
-        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-        let mut f = [0u8; 8];
-        f.copy_from_slice(&b[12..20]);
         Ok(Hello {
-            version: u32_at(8),
-            fingerprint: u64::from_le_bytes(f),
-            processes: u32_at(20),
-            process: u32_at(24),
+            version,
+            fingerprint: u64_at(&b, 12),
+            processes: u32_at(&b, 20),
+            process: u32_at(&b, 24),
+            input: InputIdentity {
+                bytes: u64_at(&b, 28),
+                head: u64_at(&b, 36),
+            },
+            job: String::from_utf8_lossy(&job).into_owned(),
         })
     }
 
     /// Checks a peer's hello against ours: the error says what differs.
-    fn check(self, ours: Hello) -> Result<(), String> {
+    fn check(&self, ours: &Hello) -> Result<(), String> {
+        let them = format!("process {}", self.process);
         if self.version != ours.version {
             return Err(format!(
                 "it speaks protocol version {}, this process {} (run the same windowctl \
@@ -133,14 +229,79 @@ impl Hello {
                 self.processes, ours.processes
             ));
         }
+        if self.input.bytes != ours.input.bytes {
+            return Err(format!(
+                "the input file differs: {} bytes here, {} bytes at {them} (every process must \
+                 read the same file)",
+                ours.input.bytes, self.input.bytes
+            ));
+        }
+        if self.input.head != ours.input.head {
+            return Err(format!(
+                "the input file differs: both are {} bytes, but their first {} KiB are not the \
+                 same (checksum {:016x} here, {:016x} at {them}); every process must read the \
+                 same file",
+                ours.input.bytes,
+                INPUT_HEAD_BYTES >> 10,
+                ours.input.head,
+                self.input.head
+            ));
+        }
         if self.fingerprint != ours.fingerprint {
             return Err(format!(
-                "it runs another job (fingerprint {:016x}, here {:016x}): start every process \
-                 with the same job, input format, --workers and --processes",
-                self.fingerprint, ours.fingerprint
+                "it runs another job ({}): start every process with the same job, input format, \
+                 --late-output (given to every process or none), --on-error, --workers and \
+                 --processes",
+                job_difference(&ours.job, &self.job, &them)
             ));
         }
         Ok(())
+    }
+}
+
+/// What differs between the job texts `ours` and `theirs` (of `them`), part by part.
+fn job_difference(ours: &str, theirs: &str, them: &str) -> String {
+    fn parts(text: &str) -> Vec<(&str, &str)> {
+        text.lines()
+            .map(|l| l.split_once('=').unwrap_or((l, "")))
+            .collect()
+    }
+    fn short(v: &str) -> String {
+        const MAX: usize = 300;
+        if v.len() <= MAX {
+            return v.to_string();
+        }
+        let mut end = MAX;
+        while !v.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &v[..end])
+    }
+    let (ours, theirs) = (parts(ours), parts(theirs));
+    let mut diffs = Vec::new();
+    for (name, value) in &ours {
+        match theirs.iter().find(|(n, _)| n == name) {
+            Some((_, v)) if v == value => {}
+            Some((_, v)) => diffs.push(format!(
+                "{name}: `{}` here, `{}` at {them}",
+                short(value),
+                short(v)
+            )),
+            None => diffs.push(format!(
+                "{name}: `{}` here, not sent by {them}",
+                short(value)
+            )),
+        }
+    }
+    for (name, value) in &theirs {
+        if !ours.iter().any(|(n, _)| n == name) {
+            diffs.push(format!("{name}: `{}` at {them}, not here", short(value)));
+        }
+    }
+    if diffs.is_empty() {
+        format!("its fingerprint differs from this process's, {them} sent no part that differs")
+    } else {
+        diffs.join("; ")
     }
 }
 
@@ -171,7 +332,10 @@ pub fn connect(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
         fingerprint: cluster.fingerprint,
         processes: u32::try_from(n).map_err(|_| "too many processes".to_string())?,
         process: u32::try_from(me).map_err(|_| "too many processes".to_string())?,
+        input: cluster.input,
+        job: job_text(&cluster.job),
     };
+    let ours = &ours;
     let deadline = Instant::now() + cluster.connect_timeout;
     // Bound before connecting anywhere, so that higher processes find it as soon as possible.
     let listener = if me + 1 < n {
@@ -204,7 +368,7 @@ pub fn connect(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
 /// Connects to every process below this one, retrying until the deadline.
 fn connect_lower(
     cluster: &Cluster,
-    ours: Hello,
+    ours: &Hello,
     deadline: Instant,
 ) -> Result<Vec<Option<TcpStream>>, String> {
     let mut out = Vec::with_capacity(cluster.process);
@@ -288,7 +452,7 @@ fn connect_retrying(
 fn accept_higher(
     listener: &TcpListener,
     cluster: &Cluster,
-    ours: Hello,
+    ours: &Hello,
     deadline: Instant,
 ) -> Result<Vec<TcpStream>, String> {
     let me = cluster.process;
@@ -327,6 +491,10 @@ fn accept_higher(
             .set_read_timeout(Some(HELLO_TIMEOUT))
             .map_err(|e| fail(e.to_string()))?;
         let theirs = Hello::read(&mut stream).map_err(fail)?;
+        // Answered before it is checked, so that the other side can say what differs too
+        // (a wrong hello fails this process anyway: the answer gives nothing away that the
+        // connection's other uses would not).
+        let answered = stream.write_all(&ours.encode());
         theirs.check(ours).map_err(fail)?;
         let index = theirs.process as usize;
         if index <= me || index >= n {
@@ -344,9 +512,7 @@ fn accept_higher(
                  {index}?)"
             )));
         }
-        stream
-            .write_all(&ours.encode())
-            .map_err(|e| fail(format!("sending the hello: {e}")))?;
+        answered.map_err(|e| fail(format!("sending the hello: {e}")))?;
         stream
             .set_read_timeout(None)
             .map_err(|e| fail(e.to_string()))?;
@@ -370,6 +536,8 @@ mod tests {
             process,
             addresses: addresses.to_vec(),
             fingerprint,
+            job: vec![("--window".into(), format!("job {fingerprint}"))],
+            input: InputIdentity::default(),
             connect_timeout: Duration::from_secs(20),
         }
     }
@@ -414,7 +582,16 @@ mod tests {
         let err_peer = connect(&other).expect_err("the peer sees the refusal too");
         let err = listening.join().expect("thread").expect_err("refused");
         assert!(err.contains("runs another job"), "{err}");
+        assert!(
+            err.contains("--window: `job 7` here, `job 8` at process 1"),
+            "{err}"
+        );
+        // The peer got the answer before the refusal: it says what differs too.
         assert!(err_peer.contains("process 0"), "{err_peer}");
+        assert!(
+            err_peer.contains("--window: `job 8` here, `job 7` at process 0"),
+            "{err_peer}"
+        );
     }
 
     #[test]
@@ -431,6 +608,8 @@ mod tests {
             fingerprint: 7,
             processes: 2,
             process: 5,
+            input: InputIdentity::default(),
+            job: job_text(&[("--window".into(), "job 7".into())]),
         };
         s.write_all(&hello.encode()).expect("write");
         let err = listening.join().expect("thread").expect_err("refused");

@@ -45,11 +45,13 @@ pub(crate) struct EndMessage {
     live_windows: u64,
     /// From worker 0 (process 0, which writes): why the job stopped early, if it did.
     failure: Option<String>,
+    /// The sender's process and what it read of its input: bytes, and FNV-1a of every byte.
+    read: (u32, u64, u64),
 }
 
 impl EndMessage {
     /// The message of a worker that ended with `end`, `failure` from worker 0.
-    pub(crate) fn new(end: &WorkerEnd, failure: Option<String>) -> Self {
+    pub(crate) fn new(end: &WorkerEnd, failure: Option<String>, read: (u32, u64, u64)) -> Self {
         let m = &end.metrics;
         Self {
             events: end.events,
@@ -66,8 +68,25 @@ impl EndMessage {
             ],
             live_windows: end.live_windows as u64,
             failure,
+            read,
         }
     }
+}
+
+/// What this worker's process read (`index` / `threads`), from its workers' messages.
+fn mine_read(all: &[EndMessage], index: usize, threads: usize) -> Option<(u32, u64, u64)> {
+    let me = (index / threads) as u32;
+    all.iter().map(|m| m.read).find(|r| r.0 == me)
+}
+
+/// Which process read other bytes than this one, if one did.
+fn input_difference(all: &[EndMessage], mine: Option<(u32, u64, u64)>) -> Option<String> {
+    let (me, bytes, hash) = mine?;
+    let other = all.iter().find(|m| (m.read.1, m.read.2) != (bytes, hash))?;
+    let (p, b, h) = other.read;
+    Some(format!(
+        "process {p} read other input bytes than process {me} ({b} bytes, FNV-1a {h:016x} there;          {bytes} bytes, {hash:016x} here): the input files differ after their first 64 KiB, and          the output is not the job's; run every process on the same file"
+    ))
 }
 
 /// Sends `mine` to every worker of the cluster and returns what this worker should report (the
@@ -96,16 +115,28 @@ pub(crate) fn gather(
     while worker.step_or_park(None) {}
     let all = got.take();
     let failure = all.iter().find_map(|m| m.failure.clone());
+    // A job that ran to its end read every byte of its input in every process: they must have
+    // read the same bytes (the hello compared only the size and the first bytes).
+    let input_differs = if failure.is_none() && own.halted.is_none() {
+        input_difference(&all, mine_read(&all, index, threads))
+    } else {
+        None
+    };
     if index >= threads {
         return WorkerEnd {
             peer_failure: failure,
+            input_differs,
             ..own
         };
     }
     if index != 0 {
         return WorkerEnd::default();
     }
-    let mut total = WorkerEnd::default();
+    let mut total = WorkerEnd {
+        halted: own.halted,
+        input_differs,
+        ..WorkerEnd::default()
+    };
     for m in &all {
         total.events += m.events;
         total.rejected += m.rejected;

@@ -173,9 +173,15 @@ pub enum TimelyError {
     /// was wrong: a stray connection, another job, a peer that did not come).
     #[error("--processes: {0}")]
     Cluster(String),
-    /// Process 0 (which writes the output) stopped the job early; the message is its error.
-    #[error("process 0 stopped the job: {0}")]
-    Peer(String),
+    /// Another process of the cluster stopped the job early (process 0's write error, a
+    /// signal to that process); the message is its error, or why it stopped.
+    #[error("process {process} stopped the job: {message}")]
+    Peer {
+        /// The process that stopped the job.
+        process: usize,
+        /// Its error, or why it stopped.
+        message: String,
+    },
     /// A checkpoint could not be taken, or the one to resume from could not be restored.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
@@ -263,6 +269,12 @@ struct WorkerEnd {
     live_windows: usize,
     /// In a cluster, on the processes but 0: why process 0 stopped the job, if it did.
     peer_failure: Option<String>,
+    /// In a cluster: the process that stopped the job on its own (a signal, process 0's
+    /// output failing), and why, if one did ([`parse::halt_summary`]).
+    halted: Option<(u32, String)>,
+    /// In a cluster: a process that read other input bytes than this one, at the end of a job
+    /// that ran to its end.
+    input_differs: Option<String>,
 }
 
 fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
@@ -339,8 +351,20 @@ where
         processes: c.addresses.len() as u64,
     });
     let first_chunk = resume.as_ref().map_or(0, |c| c.chunk + 1);
+    // In a cluster, every process hashes every byte it reads, compared at the end.
+    let read = config
+        .cluster
+        .as_ref()
+        .map(|_| Arc::new(Mutex::new((0u64, cluster::fnv1a(&[])))));
+    let bytes: Box<dyn BufRead + Send> = match &read {
+        Some(r) => Box::new(HashRead {
+            inner: input.bytes,
+            read: Arc::clone(r),
+        }),
+        None => input.bytes,
+    };
     let chunker = Chunker::new(
-        input.bytes,
+        bytes,
         config.chunk_bytes,
         input.csv_delimiter,
         input.csv_header,
@@ -374,6 +398,7 @@ where
         resume: resume.map(Arc::new),
         first_chunk,
         sink_done: Mutex::new(Some(sink_done)),
+        read,
     });
     let ran = match &config.cluster {
         None => timely::execute(timely::Config::process(workers), move |worker| {
@@ -393,14 +418,55 @@ where
     .map(|guards| guards.join());
     // Every chunk handed over is written before the writer thread ends.
     let _ = to_sink.send(ToSink::Done);
-    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed))
+    let me = config.cluster.as_ref().map(|c| c.process);
+    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed), me)
 }
 
-/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state.
+/// An input that hashes (FNV-1a) every byte consumed from it, and counts them.
+struct HashRead {
+    inner: Box<dyn BufRead + Send>,
+    read: Arc<Mutex<(u64, u64)>>,
+}
+
+impl std::io::Read for HashRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let have = self.fill_buf()?;
+            let n = have.len().min(buf.len());
+            buf[..n].copy_from_slice(&have[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for HashRead {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // The buffer `fill_buf` gave is there still (no read happens while it is not empty).
+        if let Ok(have) = self.inner.fill_buf() {
+            let mut r = self.read.lock();
+            let n = amt.min(have.len());
+            r.0 += n as u64;
+            r.1 = have[..n].iter().fold(r.1, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        }
+        self.inner.consume(amt);
+    }
+}
+
+/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state; `me`, this
+/// process's index in a cluster.
 fn outcome<O>(
     ran: Result<Vec<Result<WorkerEnd, String>>, TimelyError>,
     sink: Result<SinkState<O>, TimelyError>,
     interrupted: bool,
+    me: Option<usize>,
 ) -> Result<Outcome<O>, TimelyError> {
     let mut total = WorkerEnd::default();
     for end in ran? {
@@ -410,10 +476,30 @@ fn outcome<O>(
         add_metrics(&mut total.metrics, &end.metrics);
         total.live_windows += end.live_windows;
         total.peer_failure = total.peer_failure.or(end.peer_failure);
+        total.halted = total.halted.or(end.halted);
+        total.input_differs = total.input_differs.or(end.input_differs);
     }
     let mut sink = sink?;
-    if let Some(message) = total.peer_failure.filter(|_| sink.failure.is_none()) {
-        sink.failure = Some(TimelyError::Peer(message));
+    if let Some(message) = total.input_differs.filter(|_| sink.failure.is_none()) {
+        sink.failure = Some(TimelyError::Cluster(message));
+    }
+    // This process's own error first, then process 0's, then another process that stopped the
+    // job (unless this one was stopped by a signal too: then it reports that).
+    if sink.failure.is_none() {
+        if let Some(message) = total.peer_failure {
+            sink.failure = Some(TimelyError::Peer {
+                process: 0,
+                message,
+            });
+        } else if let Some((process, message)) = total
+            .halted
+            .filter(|(p, _)| !interrupted && Some(*p as usize) != me)
+        {
+            sink.failure = Some(TimelyError::Peer {
+                process: process as usize,
+                message,
+            });
+        }
     }
     Ok(Outcome {
         output: sink.out,
@@ -454,6 +540,8 @@ struct Shared<P> {
     first_chunk: u64,
     /// Where worker 0 of a cluster learns how the writer ended (taken once).
     sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
+    /// In a cluster: the input's bytes read, and FNV-1a of them ([`HashRead`]).
+    read: Option<Arc<Mutex<(u64, u64)>>>,
 }
 
 /// One worker: builds the dataflow, feeds it its chunks, and runs it to the end.
@@ -517,6 +605,8 @@ where
     elements_in.advance_to(chunk);
     summaries_in.advance_to(chunk);
     let mut feed = Feed::start(shared, chunk, peers);
+    // Whether the summary of this worker's last chunk went out (one that stops the job).
+    let mut ended = false;
     while !shared.stop.load(Ordering::Relaxed) {
         let Some((elements, summary)) = feed.next(shared) else {
             break;
@@ -527,6 +617,7 @@ where
         elements_in.send_batch(&mut { elements });
         summaries_in.send(summary);
         if last {
+            ended = true;
             break;
         }
         chunk += peers;
@@ -539,6 +630,24 @@ where
         }
     }
     drop(feed);
+    let interrupted = shared.interrupted.load(Ordering::Relaxed);
+    if let Some(threads) = shared.cluster.filter(|_| !ended) {
+        if interrupted || shared.stop.load(Ordering::Relaxed) {
+            // Stopped on its own (a signal, process 0's output failed, a refused element): the
+            // other processes learn it at this chunk and stop there too, instead of waiting for
+            // this worker's next chunks. (One stopped by a chunk already stopped every worker at
+            // that chunk, before this one: then this is ignored.)
+            // Any other stop has an error of its own (process 0's output, a worker's refused
+            // element), which process 0 reports and passes on: this text is a fallback.
+            let why = if interrupted {
+                "it was stopped by a signal (SIGINT or SIGTERM)"
+            } else {
+                "it stopped early (its own error says why)"
+            };
+            let process = (index / threads) as u32;
+            summaries_in.send(parse::halt_summary(chunk, process, why.into()));
+        }
+    }
     drop(elements_in);
     drop(summaries_in);
     while worker.step_or_park(None) {}
@@ -554,7 +663,11 @@ where
     } else {
         None
     };
-    let message = gather::EndMessage::new(&own, failure);
+    let read = shared.read.as_ref().map_or((0, 0, 0), |r| {
+        let (bytes, hash) = *r.lock();
+        ((index / threads) as u32, bytes, hash)
+    });
+    let message = gather::EndMessage::new(&own, failure, read);
     gather::gather(worker, threads, own, message)
 }
 
@@ -597,6 +710,8 @@ where
         metrics: comp.metrics(),
         live_windows: comp.live_state().windows,
         peer_failure: None,
+        halted: None,
+        input_differs: None,
     }
 }
 
@@ -633,6 +748,8 @@ where
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
         let mut next: u64 = first;
         let mut last: cut::LastChunk = None;
+        // The process that stopped the job at a chunk on its own, and why.
+        let mut halted: Option<(u32, String)> = None;
         let mut unwritten = sink::Unwritten::new(FINAL_ROWS_AHEAD / scope.peers());
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
@@ -649,6 +766,9 @@ where
             while !f1.less_equal(&next) && !f2.less_equal(&next) {
                 let Some(s) = known.remove(&next) else { break };
                 let mut mine = held.remove(&next).unwrap_or_default();
+                if !window.stopped && halted.is_none() {
+                    halted.clone_from(&s.halt);
+                }
                 window.chunk(&s, &mut mine);
                 stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.
@@ -689,7 +809,10 @@ where
                     activator.activate();
                     return;
                 }
-                *end.lock() = worker_end(&window);
+                *end.lock() = WorkerEnd {
+                    halted: halted.take(),
+                    ..worker_end(&window)
+                };
                 cap = None;
             } else {
                 c.downgrade(&next);

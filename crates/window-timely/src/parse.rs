@@ -65,6 +65,10 @@ pub(crate) struct Summary {
     pub(crate) cut: Option<crate::cut::ChunkEnd>,
     /// Bytes of the input through the end of the chunk.
     pub(crate) end: u64,
+    /// In a cluster: a process stopped here on its own (its output failed, a signal), with
+    /// its index and why. The chunk has nothing else; every worker of every process stops at it
+    /// as at a failed chunk, so that none waits for chunks that process will not send.
+    pub(crate) halt: Option<(u32, String)>,
 }
 
 /// Builds a reader over a chunk's bytes (header line in front), as the job reads its input:
@@ -96,6 +100,7 @@ pub(crate) fn parse(
         stop: false,
         cut: chunk.cut,
         end: chunk.end,
+        halt: None,
     };
     let mut elements = Vec::new();
     let mut batch: Vec<Event<KeyId>> = Vec::with_capacity(window_io::batch::MAX_BATCH);
@@ -161,5 +166,16 @@ pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
         stop: true,
         cut: None,
         end: 0,
+        halt: None,
+    }
+}
+
+/// The summary of chunk `chunk`, where `process` stopped the job on its own (`why`): nothing
+/// but the stop.
+pub(crate) fn halt_summary(chunk: u64, process: u32, why: String) -> Summary {
+    Summary {
+        errors: Vec::new(),
+        halt: Some((process, why)),
+        ..failed_summary(chunk, String::new())
     }
 }

@@ -19,6 +19,7 @@ use std::time::Duration;
 use engine::core::{AnyWindow, Number, WindowOutput};
 use engine::io::{ErrorPolicy, KeyId};
 use engine::job::JobResult;
+use window_timely::cluster::InputIdentity;
 use window_timely::{
     Cluster, Describe, FinalSteps, JobParts, TimelyConfig, TimelyError, TimelyInput,
 };
@@ -464,37 +465,59 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
     if processes == 1 {
         return Ok(None);
     }
+    let job = job_parts(plan, config, processes);
+    // The input's size and first bytes (a file: stdin is refused above); one that cannot be
+    // read is reported when the job opens it.
+    let input = match &plan.inputs[0].0 {
+        InputSpec::File(path) => InputIdentity::of_file(path).unwrap_or_default(),
+        _ => InputIdentity::default(),
+    };
     Ok(Some(Cluster {
         process,
         addresses,
-        fingerprint: fingerprint(plan, config, processes),
+        fingerprint: fingerprint(&job),
+        job,
+        input,
         connect_timeout: connect_timeout()?,
     }))
 }
 
-/// A hash of what every process of a cluster must agree on: the job, how its input is read (a
+/// What every process of a cluster must agree on, part by part (the hello sends them, so that
+/// a refusal names the part that differs): the job, whether late elements go to a side output
+/// (the other processes' workers fire the late rows process 0 writes), how its input is read (a
 /// process reading it otherwise would cut or parse other chunks), the error policy (it decides
 /// where the job stops), the chunk size, the workers per process and the process count. Not
-/// the input's path, which may differ between machines.
-fn fingerprint(plan: &Plan, config: &TimelyConfig, processes: usize) -> u64 {
+/// the input's path, which may differ between machines, nor the output files, which only
+/// process 0 opens.
+fn job_parts(plan: &Plan, config: &TimelyConfig, processes: usize) -> Vec<(String, String)> {
     let (_, format) = &plan.inputs[0];
-    let text = format!(
-        "{:?}|{format:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{:?}|{}|{}|{processes}",
-        plan.spec,
-        plan.fields,
-        plan.reads,
-        plan.time_unit,
-        plan.delimiter,
-        plan.no_header,
-        plan.out_of_orderness,
-        plan.outputs.on_error,
-        config.chunk_bytes,
-        config.workers,
-    );
-    // FNV-1a: the same on every machine and build.
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    let mut spec = plan.spec.clone();
+    let late = format!("{:?}", spec.late_data);
+    spec.late_data = engine::core::LateDataPolicy::Drop;
+    [
+        ("late elements (--late-output)", late),
+        ("job", format!("{spec:?}")),
+        ("input format", format!("{format:?}")),
+        ("fields", format!("{:?}", plan.fields)),
+        ("fields read", format!("{:?}", plan.reads)),
+        ("--time-unit", format!("{:?}", plan.time_unit)),
+        ("--delimiter", format!("{:?}", plan.delimiter)),
+        ("--no-header", plan.no_header.to_string()),
+        ("--out-of-orderness", plan.out_of_orderness.to_string()),
+        ("--on-error", format!("{:?}", plan.outputs.on_error)),
+        ("chunk bytes", config.chunk_bytes.to_string()),
+        ("--workers", config.workers.to_string()),
+        ("--processes", processes.to_string()),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect()
+}
+
+/// A hash of [`job_parts`] (FNV-1a: the same on every machine and build).
+fn fingerprint(parts: &[(String, String)]) -> u64 {
+    let text: String = parts.iter().map(|(n, v)| format!("{n}={v}|")).collect();
+    window_timely::cluster::fnv1a(text.as_bytes())
 }
 
 /// A failure of the timely runtime as the single-threaded runtime's would be reported.

@@ -356,10 +356,18 @@ fn a_stray_connection_fails_the_process_naming_the_address() {
     let (mut reaper, port) = lone_process_0(&dir);
     let mut s = connect(port);
     let mut hello = b"wndtmly\x01".to_vec();
-    hello.extend(1u32.to_le_bytes());
+    hello.extend(2u32.to_le_bytes());
     hello.extend(0xdead_beefu64.to_le_bytes());
     hello.extend(2u32.to_le_bytes());
     hello.extend(1u32.to_le_bytes());
+    // The input's size and checksum (of in.csv: 31 bytes), an empty job text.
+    let text = b"event_time_ms,key,value\n1,a,1\n";
+    hello.extend((text.len() as u64).to_le_bytes());
+    let head = text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hello.extend(head.to_le_bytes());
+    hello.extend(0u32.to_le_bytes());
     s.write_all(&hello).expect("write");
     let out = wait(reaper.0.pop().expect("child"), 60);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -464,5 +472,291 @@ fn cluster_flags_that_do_not_fit_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(message), "{args:?}: {err}");
         assert!(!dir.join("out.csv").exists(), "{args:?}: made the output");
+    }
+}
+
+/// Spawns process 1 and then process 0 of a two-process cluster on the hostfile `hosts`, each
+/// in its own directory with its own arguments (besides the cluster flags); stdout piped.
+fn spawn_pair(dirs: [&Path; 2], args: [&[String]; 2], hosts: &Path) -> Reaper {
+    let mut reaper = Reaper(Vec::new());
+    for process in [1, 0] {
+        let mut all = args[process].to_vec();
+        all.extend(
+            [
+                "--processes",
+                "2",
+                "--process",
+                &process.to_string(),
+                "--hostfile",
+            ]
+            .map(String::from),
+        );
+        all.push(hosts.display().to_string());
+        let child = command(dirs[process], &all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        reaper.0.push(child);
+    }
+    reaper
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// Waits for both processes of `reaper` (process 0 last spawned) at most `secs` seconds each.
+fn wait_pair(mut reaper: Reaper, secs: u64) -> [Output; 2] {
+    let p0 = wait(reaper.0.pop().expect("p0"), secs);
+    let p1 = wait(reaper.0.pop().expect("p1"), secs);
+    [p0, p1]
+}
+
+#[test]
+fn a_process_with_another_input_or_late_output_is_refused_saying_what_differs() {
+    let root = scratch("other-input");
+    let dirs = [root.join("p0"), root.join("p1")];
+    for d in &dirs {
+        fs::create_dir_all(d).expect("dir");
+    }
+    let mut rng = Rng(77);
+    let text = input(&mut rng, 600, 7, false);
+    let job = strings(&[
+        "--input",
+        "in.csv",
+        "--window",
+        "tumbling:20ms",
+        "--agg",
+        "count",
+        "--output",
+        "out.csv",
+    ]);
+    // Another file of the same name on process 1: shorter, then as long but with other bytes.
+    let shorter = text[..text.len() - 40].to_string();
+    let same_size = text.replacen("k1,", "k2,", 1);
+    assert_eq!(same_size.len(), text.len());
+    for (other, what) in [
+        (
+            &shorter,
+            format!(
+                "{} bytes here, {} bytes at process",
+                text.len(),
+                shorter.len()
+            ),
+        ),
+        (&same_size, "first 64 KiB are not the same".to_string()),
+    ] {
+        fs::write(dirs[0].join("in.csv"), &text).expect("input");
+        fs::write(dirs[1].join("in.csv"), other).expect("input");
+        let (hosts, _) = hostfile(&root, 2);
+        let reaper = spawn_pair([&dirs[0], &dirs[1]], [&job, &job], &hosts);
+        let [p0, p1] = wait_pair(reaper, 30);
+        for (p, o) in [(0, &p0), (1, &p1)] {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "process {p}: {err}");
+            assert!(err.contains("the input file differs"), "process {p}: {err}");
+        }
+        let err0 = String::from_utf8_lossy(&p0.stderr);
+        assert!(err0.contains(&what), "{err0}");
+        assert!(
+            read(&dirs[0], "out.csv").is_none_or(|o| o.lines().count() <= 1),
+            "process 0 wrote results"
+        );
+    }
+
+    // --late-output on process 0 only: process 1's workers would drop the late elements.
+    fs::write(dirs[1].join("in.csv"), &text).expect("input");
+    let mut late = job.clone();
+    late.extend(strings(&["--late-output", "late.csv"]));
+    let (hosts, _) = hostfile(&root, 2);
+    let reaper = spawn_pair([&dirs[0], &dirs[1]], [&late, &job], &hosts);
+    let [p0, p1] = wait_pair(reaper, 30);
+    for (p, o) in [(0, &p0), (1, &p1)] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "process {p}: {err}");
+        assert!(
+            err.contains("runs another job") && err.contains("late elements (--late-output)"),
+            "process {p}: {err}"
+        );
+    }
+}
+
+/// A job whose output is much larger than a pipe's or a write buffer's, and whose input is in
+/// many chunks: process 0's output fails long before the end.
+fn big_job(dir: &Path) -> Vec<String> {
+    let mut rng = Rng(91);
+    fs::write(dir.join("in.csv"), input(&mut rng, 30_000, 50, false)).expect("input");
+    strings(&[
+        "--input",
+        "in.csv",
+        "--window",
+        "sliding:40ms:5ms",
+        "--agg",
+        "count",
+        "--out-of-orderness",
+        "8ms",
+        "--workers",
+        "1",
+    ])
+}
+
+#[test]
+fn process_0_that_cannot_write_ends_every_process() {
+    let dir = scratch("cannot-write");
+    let job = big_job(&dir);
+
+    // A full disk: process 0 fails as on one process, process 1 says why.
+    let mut full = job.clone();
+    full.extend(strings(&["--output", "/dev/full"]));
+    let (hosts, _) = hostfile(&dir, 2);
+    let reaper = spawn_pair([&dir, &dir], [&full, &job], &hosts);
+    let [p0, p1] = wait_pair(reaper, 30);
+    let (e0, e1) = (
+        String::from_utf8_lossy(&p0.stderr),
+        String::from_utf8_lossy(&p1.stderr),
+    );
+    assert_eq!(p0.status.code(), Some(1), "{e0}");
+    assert!(e0.contains("No space left on device"), "{e0}");
+    assert_eq!(p1.status.code(), Some(1), "{e1}");
+    assert!(
+        e1.contains("process 0 stopped the job") && e1.contains("No space left on device"),
+        "{e1}"
+    );
+
+    // `| head -2`: process 0 ends quietly with 0 (as on one process), process 1 with 1.
+    let (hosts, _) = hostfile(&dir, 2);
+    let mut reaper = spawn_pair([&dir, &dir], [&job, &job], &hosts);
+    let stdout = reaper.0[1].stdout.take().expect("stdout");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    for _ in 0..2 {
+        lines.next().expect("a line").expect("read");
+    }
+    drop(lines);
+    let [p0, p1] = wait_pair(reaper, 30);
+    let (e0, e1) = (
+        String::from_utf8_lossy(&p0.stderr),
+        String::from_utf8_lossy(&p1.stderr),
+    );
+    assert_eq!(p0.status.code(), Some(0), "{e0}");
+    assert!(!e0.contains("error"), "{e0}");
+    assert_eq!(p1.status.code(), Some(1), "{e1}");
+    assert!(e1.contains("process 0 stopped the job"), "{e1}");
+}
+
+/// Whether process `pid` catches SIGTERM (its handlers are installed; read from /proc).
+fn catches_sigterm(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & (1 << (15 - 1)) != 0)
+    })
+}
+
+/// Starts process `first` of a two-process cluster on `job`, sends it SIGTERM once it catches
+/// it (before the other process is started: it stops at its first chunk), then starts the
+/// other one; returns both outputs, by process.
+fn sigterm_before_the_other_starts(dir: &Path, job: &[String], first: usize) -> [Output; 2] {
+    let (hosts, _) = hostfile(dir, 2);
+    let start = |process: usize| {
+        let mut all = job.to_vec();
+        all.extend(strings(&[
+            "--processes",
+            "2",
+            "--process",
+            &process.to_string(),
+            "--hostfile",
+        ]));
+        all.push(hosts.display().to_string());
+        command(dir, &all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let mut reaper = Reaper(vec![start(first)]);
+    let pid = reaper.0[0].id();
+    let since = Instant::now();
+    while !catches_sigterm(pid) {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "no SIGTERM handler"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    reaper.0.push(start(1 - first));
+    let other = wait(reaper.0.pop().expect("other"), 30);
+    let signalled = wait(reaper.0.pop().expect("signalled"), 30);
+    if first == 0 {
+        [signalled, other]
+    } else {
+        [other, signalled]
+    }
+}
+
+#[test]
+fn sigterm_to_one_process_stops_every_process() {
+    let dir = scratch("sigterm");
+    let mut job = big_job(&dir);
+    job.extend(strings(&["--output", "out.csv"]));
+
+    // To process 0: it stops as on one process, process 1 says why.
+    let [p0, p1] = sigterm_before_the_other_starts(&dir, &job, 0);
+    let (e0, e1) = (
+        String::from_utf8_lossy(&p0.stderr),
+        String::from_utf8_lossy(&p1.stderr),
+    );
+    assert_eq!(p0.status.code(), Some(143), "{e0}");
+    assert!(e0.contains("SIGTERM"), "{e0}");
+    assert_eq!(p1.status.code(), Some(1), "{e1}");
+    assert!(
+        e1.contains("process 0 stopped the job: it was stopped by a signal"),
+        "{e1}"
+    );
+
+    // To process 1: it exits with 143, process 0 with 1 saying why.
+    let [p0, p1] = sigterm_before_the_other_starts(&dir, &job, 1);
+    let (e0, e1) = (
+        String::from_utf8_lossy(&p0.stderr),
+        String::from_utf8_lossy(&p1.stderr),
+    );
+    assert_eq!(p1.status.code(), Some(143), "{e1}");
+    assert_eq!(p0.status.code(), Some(1), "{e0}");
+    assert!(
+        e0.contains("process 1 stopped the job: it was stopped by a signal"),
+        "{e0}"
+    );
+}
+
+#[test]
+fn inputs_that_differ_after_their_first_64_kib_fail_the_job_at_its_end() {
+    let root = scratch("differ-late");
+    let dirs = [root.join("p0"), root.join("p1")];
+    for d in &dirs {
+        fs::create_dir_all(d).expect("dir");
+    }
+    let mut job = big_job(&dirs[0]);
+    job.extend(strings(&["--output", "out.csv"]));
+    let text = fs::read_to_string(dirs[0].join("in.csv")).expect("input");
+    assert!(text.len() > 100 << 10);
+    // The same size and first 64 KiB: the hello cannot tell them apart.
+    let at = text.len() - 1000;
+    let at = at + text[at..].find(",k1,").expect("a k1") + 1;
+    let mut other = text.clone();
+    other.replace_range(at..at + 2, "k2");
+    fs::write(dirs[1].join("in.csv"), other).expect("input");
+    let (hosts, _) = hostfile(&root, 2);
+    let reaper = spawn_pair([&dirs[0], &dirs[1]], [&job, &job], &hosts);
+    let [p0, p1] = wait_pair(reaper, 30);
+    for (p, o) in [(0, &p0), (1, &p1)] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "process {p}: {err}");
+        assert!(err.contains("read other input bytes"), "process {p}: {err}");
     }
 }
