@@ -142,7 +142,7 @@ pub(crate) fn gather(
         total.rejected += m.rejected;
         total.live_windows += m.live_windows as usize;
         let [a, b, c, d, e, f, g, h] = m.metrics;
-        crate::add_metrics(
+        crate::end::add_metrics(
             &mut total.metrics,
             &WindowMetrics {
                 elements: a,

@@ -246,7 +246,7 @@ where
     pub(crate) fn metrics(&self) -> WindowMetrics {
         let mut m = WindowMetrics::default();
         for c in &self.comps {
-            crate::add_metrics(&mut m, &c.metrics());
+            crate::end::add_metrics(&mut m, &c.metrics());
         }
         m
     }

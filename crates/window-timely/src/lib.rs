@@ -43,6 +43,7 @@ pub mod cluster;
 
 mod chunks;
 pub mod cut;
+mod end;
 mod feed;
 mod gather;
 pub mod groups;
@@ -72,6 +73,7 @@ pub use cut::{Checkpointing, Cut};
 pub use worker::{Describe, FinalSteps};
 
 use chunks::{Chunker, Share};
+use end::{outcome, HashRead, WorkerEnd};
 use feed::{Feed, Part};
 use groups::{GroupOf, KeyGroups};
 use parse::{Element, Summary};
@@ -260,34 +262,6 @@ pub struct Outcome<O> {
     pub interrupted: bool,
 }
 
-/// One worker's counters at its end.
-#[derive(Debug, Default)]
-struct WorkerEnd {
-    events: u64,
-    rejected: u64,
-    metrics: WindowMetrics,
-    live_windows: usize,
-    /// In a cluster, on the processes but 0: why process 0 stopped the job, if it did.
-    peer_failure: Option<String>,
-    /// In a cluster: the process that stopped the job on its own (a signal, process 0's
-    /// output failing), and why, if one did ([`parse::halt_summary`]).
-    halted: Option<(u32, String)>,
-    /// In a cluster: a process that read other input bytes than this one, at the end of a job
-    /// that ran to its end.
-    input_differs: Option<String>,
-}
-
-fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
-    a.elements += b.elements;
-    a.windows_created += b.windows_created;
-    a.native_windows += b.native_windows;
-    a.windows_fired += b.windows_fired;
-    a.empty_results += b.empty_results;
-    a.late_elements += b.late_elements;
-    a.late_side_output += b.late_side_output;
-    a.elements_in_no_window += b.elements_in_no_window;
-}
-
 /// Runs the job of `parts` over `input` on `config.workers` threads, writing to `output` on
 /// worker 0 with bad records to `policy`; keys are interned in `keys` (shared by the workers,
 /// and by `output` for their texts). Event time, one input, a watermark after every element.
@@ -352,17 +326,7 @@ where
     });
     let first_chunk = resume.as_ref().map_or(0, |c| c.chunk + 1);
     // In a cluster, every process hashes every byte it reads, compared at the end.
-    let read = config
-        .cluster
-        .as_ref()
-        .map(|_| Arc::new(Mutex::new((0u64, cluster::fnv1a(&[])))));
-    let bytes: Box<dyn BufRead + Send> = match &read {
-        Some(r) => Box::new(HashRead {
-            inner: input.bytes,
-            read: Arc::clone(r),
-        }),
-        None => input.bytes,
-    };
+    let (bytes, read) = HashRead::in_cluster(input.bytes, config.cluster.is_some());
     let chunker = Chunker::new(
         bytes,
         config.chunk_bytes,
@@ -420,97 +384,6 @@ where
     let _ = to_sink.send(ToSink::Done);
     let me = config.cluster.as_ref().map(|c| c.process);
     outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed), me)
-}
-
-/// An input that hashes (FNV-1a) every byte consumed from it, and counts them.
-struct HashRead {
-    inner: Box<dyn BufRead + Send>,
-    read: Arc<Mutex<(u64, u64)>>,
-}
-
-impl std::io::Read for HashRead {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = {
-            let have = self.fill_buf()?;
-            let n = have.len().min(buf.len());
-            buf[..n].copy_from_slice(&have[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl BufRead for HashRead {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amt: usize) {
-        // The buffer `fill_buf` gave is there still (no read happens while it is not empty).
-        if let Ok(have) = self.inner.fill_buf() {
-            let mut r = self.read.lock();
-            let n = amt.min(have.len());
-            r.0 += n as u64;
-            r.1 = have[..n].iter().fold(r.1, |h, &b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            });
-        }
-        self.inner.consume(amt);
-    }
-}
-
-/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state; `me`, this
-/// process's index in a cluster.
-fn outcome<O>(
-    ran: Result<Vec<Result<WorkerEnd, String>>, TimelyError>,
-    sink: Result<SinkState<O>, TimelyError>,
-    interrupted: bool,
-    me: Option<usize>,
-) -> Result<Outcome<O>, TimelyError> {
-    let mut total = WorkerEnd::default();
-    for end in ran? {
-        let end = end.map_err(TimelyError::Timely)?;
-        total.events += end.events;
-        total.rejected += end.rejected;
-        add_metrics(&mut total.metrics, &end.metrics);
-        total.live_windows += end.live_windows;
-        total.peer_failure = total.peer_failure.or(end.peer_failure);
-        total.halted = total.halted.or(end.halted);
-        total.input_differs = total.input_differs.or(end.input_differs);
-    }
-    let mut sink = sink?;
-    if let Some(message) = total.input_differs.filter(|_| sink.failure.is_none()) {
-        sink.failure = Some(TimelyError::Cluster(message));
-    }
-    // This process's own error first, then process 0's, then another process that stopped the
-    // job (unless this one was stopped by a signal too: then it reports that).
-    if sink.failure.is_none() {
-        if let Some(message) = total.peer_failure {
-            sink.failure = Some(TimelyError::Peer {
-                process: 0,
-                message,
-            });
-        } else if let Some((process, message)) = total
-            .halted
-            .filter(|(p, _)| !interrupted && Some(*p as usize) != me)
-        {
-            sink.failure = Some(TimelyError::Peer {
-                process: process as usize,
-                message,
-            });
-        }
-    }
-    Ok(Outcome {
-        output: sink.out,
-        policy: sink.policy,
-        events: total.events,
-        rejected: total.rejected,
-        metrics: total.metrics,
-        live_windows: total.live_windows,
-        failure: sink.failure,
-        interrupted,
-    })
 }
 
 /// What every worker shares.
@@ -630,8 +503,28 @@ where
         }
     }
     drop(feed);
+    if !ended {
+        send_halt(shared, &mut summaries_in, chunk, index);
+    }
+    drop(elements_in);
+    drop(summaries_in);
+    while worker.step_or_park(None) {}
+    let own = std::mem::take(&mut *end.lock());
+    end_of_worker_run(worker, shared, own)
+}
+
+/// In a cluster, a worker that stopped on its own (a signal, process 0's output failed, a
+/// refused element) sends a last summary at its next chunk, `chunk`: the other processes learn
+/// it there and stop too, instead of waiting for this worker's next chunks. (One stopped by a
+/// chunk already stopped every worker at that chunk, before this one: then this is ignored.)
+fn send_halt<P>(
+    shared: &Shared<P>,
+    summaries_in: &mut InputHandleVec<u64, Summary>,
+    chunk: u64,
+    index: usize,
+) {
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
-    if let Some(threads) = shared.cluster.filter(|_| !ended) {
+    if let Some(threads) = shared.cluster {
         if interrupted || shared.stop.load(Ordering::Relaxed) {
             // Stopped on its own (a signal, process 0's output failed, a refused element): the
             // other processes learn it at this chunk and stop there too, instead of waiting for
@@ -648,10 +541,16 @@ where
             summaries_in.send(parse::halt_summary(chunk, process, why.into()));
         }
     }
-    drop(elements_in);
-    drop(summaries_in);
-    while worker.step_or_park(None) {}
-    let own = std::mem::take(&mut *end.lock());
+}
+
+/// A worker's end, `own`; in a cluster, exchanged with every other worker (worker 0 first waits
+/// for the writer, to say how the job ended), with the bytes this process read.
+fn end_of_worker_run<P>(
+    worker: &mut timely::worker::Worker,
+    shared: &Shared<P>,
+    own: WorkerEnd,
+) -> WorkerEnd {
+    let index = worker.index();
     let Some(threads) = shared.cluster else {
         return own;
     };
@@ -727,16 +626,6 @@ where
     P: JobParts<Computation = C>,
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult> + 'static,
 {
-    let OperatorContext {
-        steps,
-        written,
-        interrupted,
-        parts,
-        end,
-        stop,
-        cuts,
-        first,
-    } = ctx;
     // Elements come cut into one part per worker (`Parser::cut`): each part is moved whole.
     let by_key = Exchange::new(|p: &Part| u64::from(p.0));
     let scope = elements.scope();
@@ -746,7 +635,7 @@ where
         let mut step = FINAL;
         let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
         let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
-        let mut next: u64 = first;
+        let mut next: u64 = ctx.first;
         let mut last: cut::LastChunk = None;
         // The process that stopped the job at a chunk on its own, and why.
         let mut halted: Option<(u32, String)> = None;
@@ -770,9 +659,9 @@ where
                     halted.clone_from(&s.halt);
                 }
                 window.chunk(&s, &mut mine);
-                stop.fetch_or(window.stopped, Ordering::Relaxed);
+                ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.
-                let left = cut::leave(cuts.as_deref(), next, &s, &window);
+                let left = cut::leave(ctx.cuts.as_deref(), next, &s, &window);
                 last = Some((next, s.end, left));
                 if !window.out.rows.is_empty() {
                     output
@@ -784,19 +673,19 @@ where
             if f1.is_empty() && f2.is_empty() {
                 // One step of the final watermark per activation, and only while the rows of
                 // the steps the writer has not written yet are few.
-                if unwritten.too_many(&written) {
+                if unwritten.too_many(&ctx.written) {
                     // Looked at again shortly; the worker parks meanwhile.
                     activator.activate_after(PARK);
                     return;
                 }
-                if interrupted.load(Ordering::Relaxed) || parts.interrupted() {
-                    interrupted.store(true, Ordering::Relaxed);
+                if ctx.interrupted.load(Ordering::Relaxed) || ctx.parts.interrupted() {
+                    ctx.interrupted.store(true, Ordering::Relaxed);
                     // A last checkpoint where the job stops (once: `last` is then left).
-                    cut::leave_at_stop(cuts.as_deref(), last.take(), &window);
+                    cut::leave_at_stop(ctx.cuts.as_deref(), last.take(), &window);
                     // Stopped by a signal: no final watermark, as on one thread.
                     window.stopped = true;
                 }
-                let more = window.finish_step(steps);
+                let more = window.finish_step(ctx.steps);
                 if !window.out.rows.is_empty() {
                     unwritten.given(step, window.out.rows.len());
                     output
@@ -809,7 +698,7 @@ where
                     activator.activate();
                     return;
                 }
-                *end.lock() = WorkerEnd {
+                *ctx.end.lock() = WorkerEnd {
                     halted: halted.take(),
                     ..worker_end(&window)
                 };

@@ -1,0 +1,154 @@
+//! The end of a run: each worker's counters ([`WorkerEnd`]) summed into the [`Outcome`], with
+//! the failure that the writer, process 0 or another process of a cluster reports; and the
+//! input of a cluster's process, hashed as it is read ([`HashRead`]), for the check at the end
+//! that every process read the same bytes.
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use window_core::WindowMetrics;
+
+use crate::sink::SinkState;
+use crate::{Outcome, TimelyError};
+
+/// One worker's counters at its end.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerEnd {
+    pub(crate) events: u64,
+    pub(crate) rejected: u64,
+    pub(crate) metrics: WindowMetrics,
+    pub(crate) live_windows: usize,
+    /// In a cluster, on the processes but 0: why process 0 stopped the job, if it did.
+    pub(crate) peer_failure: Option<String>,
+    /// In a cluster: the process that stopped the job on its own (a signal, process 0's
+    /// output failing), and why, if one did ([`parse::halt_summary`]).
+    pub(crate) halted: Option<(u32, String)>,
+    /// In a cluster: a process that read other input bytes than this one, at the end of a job
+    /// that ran to its end.
+    pub(crate) input_differs: Option<String>,
+}
+
+pub(crate) fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
+    a.elements += b.elements;
+    a.windows_created += b.windows_created;
+    a.native_windows += b.native_windows;
+    a.windows_fired += b.windows_fired;
+    a.empty_results += b.empty_results;
+    a.late_elements += b.late_elements;
+    a.late_side_output += b.late_side_output;
+    a.elements_in_no_window += b.elements_in_no_window;
+}
+
+/// An input that hashes (FNV-1a) every byte consumed from it, and counts them.
+pub(crate) struct HashRead {
+    pub(crate) inner: Box<dyn BufRead + Send>,
+    pub(crate) read: Arc<Mutex<(u64, u64)>>,
+}
+
+impl std::io::Read for HashRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let have = self.fill_buf()?;
+            let n = have.len().min(buf.len());
+            buf[..n].copy_from_slice(&have[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for HashRead {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // The buffer `fill_buf` gave is there still (no read happens while it is not empty).
+        if let Ok(have) = self.inner.fill_buf() {
+            let mut r = self.read.lock();
+            let n = amt.min(have.len());
+            r.0 += n as u64;
+            r.1 = have[..n].iter().fold(r.1, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        }
+        self.inner.consume(amt);
+    }
+}
+
+/// What a run leaves: the workers' ends (`ran`) summed, the writer thread's state; `me`, this
+/// process's index in a cluster.
+pub(crate) fn outcome<O>(
+    ran: Result<Vec<Result<WorkerEnd, String>>, TimelyError>,
+    sink: Result<SinkState<O>, TimelyError>,
+    interrupted: bool,
+    me: Option<usize>,
+) -> Result<Outcome<O>, TimelyError> {
+    let mut total = WorkerEnd::default();
+    for end in ran? {
+        let end = end.map_err(TimelyError::Timely)?;
+        total.events += end.events;
+        total.rejected += end.rejected;
+        add_metrics(&mut total.metrics, &end.metrics);
+        total.live_windows += end.live_windows;
+        total.peer_failure = total.peer_failure.or(end.peer_failure);
+        total.halted = total.halted.or(end.halted);
+        total.input_differs = total.input_differs.or(end.input_differs);
+    }
+    let mut sink = sink?;
+    if let Some(message) = total.input_differs.filter(|_| sink.failure.is_none()) {
+        sink.failure = Some(TimelyError::Cluster(message));
+    }
+    // This process's own error first, then process 0's, then another process that stopped the
+    // job (unless this one was stopped by a signal too: then it reports that).
+    if sink.failure.is_none() {
+        if let Some(message) = total.peer_failure {
+            sink.failure = Some(TimelyError::Peer {
+                process: 0,
+                message,
+            });
+        } else if let Some((process, message)) = total
+            .halted
+            .filter(|(p, _)| !interrupted && Some(*p as usize) != me)
+        {
+            sink.failure = Some(TimelyError::Peer {
+                process: process as usize,
+                message,
+            });
+        }
+    }
+    Ok(Outcome {
+        output: sink.out,
+        policy: sink.policy,
+        events: total.events,
+        rejected: total.rejected,
+        metrics: total.metrics,
+        live_windows: total.live_windows,
+        failure: sink.failure,
+        interrupted,
+    })
+}
+
+/// Bytes read so far and their FNV-1a hash, shared by a process's readers.
+pub(crate) type ReadSoFar = Arc<Mutex<(u64, u64)>>;
+
+impl HashRead {
+    /// `bytes` hashed as they are read when `cluster` (with the byte count and hash to compare
+    /// at the end), `bytes` as they are otherwise.
+    pub(crate) fn in_cluster(
+        bytes: Box<dyn BufRead + Send>,
+        cluster: bool,
+    ) -> (Box<dyn BufRead + Send>, Option<ReadSoFar>) {
+        if !cluster {
+            return (bytes, None);
+        }
+        let read = Arc::new(Mutex::new((0u64, crate::cluster::fnv1a(&[]))));
+        let hashed = HashRead {
+            inner: bytes,
+            read: Arc::clone(&read),
+        };
+        (Box::new(hashed), Some(read))
+    }
+}
