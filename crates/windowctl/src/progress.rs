@@ -45,7 +45,7 @@ impl Ticker {
     /// A ticker for the bytes `progress` counts, when a bar is wanted (not `--no-progress`,
     /// stderr a terminal); `None` otherwise.
     pub(crate) fn for_input(no_progress: bool, progress: engine::io::Progress) -> Option<Ticker> {
-        (!no_progress && std::io::stderr().is_terminal()).then(|| {
+        wanted(no_progress).then(|| {
             let bar = bar(progress.total_bytes());
             Ticker::start(bar, move || progress.bytes_read())
         })
@@ -69,6 +69,12 @@ impl std::fmt::Debug for Ticker {
             .field("position", &self.bar.position())
             .finish()
     }
+}
+
+/// Whether a progress bar is shown: not with `--no-progress`, and only when stderr is a
+/// terminal (a bar in a log file is noise).
+pub(crate) fn wanted(no_progress: bool) -> bool {
+    !no_progress && std::io::stderr().is_terminal()
 }
 
 /// The progress bar over the inputs' bytes (a spinner when their size is unknown).

@@ -2,7 +2,6 @@
 //! the progress bar, and how errors about an element are reported. The output sink is in
 //! [`crate::output`].
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -189,8 +188,8 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
         // appended to, so its length at the start is what to cut back to).
         c.take(&mut rt, &mut sink, &keys, false)?;
     }
-    let progress_bar = (!args.no_progress && std::io::stderr().is_terminal())
-        .then(|| crate::progress::bar(rt.progress().1));
+    let progress_bar =
+        crate::progress::wanted(args.no_progress).then(|| crate::progress::bar(rt.progress().1));
     let started = Instant::now();
     let outcome = run_to_end(
         &mut rt,
