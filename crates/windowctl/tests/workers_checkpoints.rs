@@ -368,3 +368,40 @@ fn a_signal_takes_a_last_checkpoint_that_another_worker_count_resumes() {
     }
     assert!(outputs(&dir) == base, "outputs differ after the signal");
 }
+
+/// The test hook that stops a run after its N-th checkpoint never fires on the last one, which
+/// marks the job as finished: a run whose N-th checkpoint is its last ends normally (exit 0), and
+/// a rerun says the job already ran to the end. (CI once stopped a run there with exit 86 and the
+/// resume, finding a finished job, did not resume.)
+#[test]
+fn the_crash_hook_never_stops_a_job_at_its_last_checkpoint() {
+    let dir = scratch("last");
+    let mut rng = Rng(5);
+    fs::write(dir.join("in.csv"), input(&mut rng, 200, 5)).expect("input");
+    let job: Vec<String> = ["--input", "in.csv", "--window", "tumbling:50ms"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // One chunk holds the whole input and the interval is an hour: the first checkpoint (before
+    // anything is read) and the last one (finished) are all there are.
+    let mut args = full(&job, 2, true);
+    *args.last_mut().expect("the interval") = "1h".into();
+    let o = run(&dir, &args, &chunk(1 << 20));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let taken = stderr(&o)
+        .lines()
+        .find_map(|l| l.strip_prefix("windowctl: checkpoints taken: "))
+        .and_then(|l| l.split(' ').next())
+        .map(|n| n.parse::<u64>().expect("a count"))
+        .expect("the summary counts the checkpoints");
+    let base = outputs(&dir);
+    fs::remove_file(dir.join("dead.csv")).expect("remove");
+    fs::remove_dir_all(dir.join("ckpt")).expect("remove");
+    let mut env = chunk(1 << 20);
+    env.push(("WINDOWCTL_CRASH_AFTER_CHECKPOINTS", taken.to_string()));
+    let o = run(&dir, &args, &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(outputs(&dir) == base, "the outputs differ");
+    let o = run(&dir, &args, &[]);
+    assert!(stderr(&o).contains("already ran to the end"), "{}", stderr(&o));
+}
