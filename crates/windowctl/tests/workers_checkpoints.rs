@@ -403,5 +403,9 @@ fn the_crash_hook_never_stops_a_job_at_its_last_checkpoint() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(outputs(&dir) == base, "the outputs differ");
     let o = run(&dir, &args, &[]);
-    assert!(stderr(&o).contains("already ran to the end"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("already ran to the end"),
+        "{}",
+        stderr(&o)
+    );
 }
