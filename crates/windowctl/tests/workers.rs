@@ -398,3 +398,38 @@ fn trial_mends_quotes_failed_reads_and_clock_triggers() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--workers"));
 }
+
+/// `--workers 0` and negative counts (and the cluster flags' negative numbers) are refused
+/// naming the flag and its range, exit 2 (`-1` was taken for an unknown flag: "unexpected
+/// argument '-1'").
+#[test]
+fn worker_and_process_counts_out_of_range_name_the_flag_and_the_range() {
+    let dir = scratch("counts");
+    fs::write(dir.join("in.csv"), "event_time_ms,key,value\n1,a,1\n").expect("input");
+    let cases: [(&str, &str, &str); 6] = [
+        ("--workers", "0", "0 is not in 1..=512"),
+        ("--workers", "-1", "-1 is not in 1..=512"),
+        ("--workers", "513", "513 is not in 1..=512"),
+        ("--processes", "-2", "-2 is not in 1..=512"),
+        ("--process", "-1", "-1 is not in 0..=511"),
+        ("--workers=-3", "", "-3 is not in 1..=512"),
+    ];
+    for (flag, value, says) in cases {
+        let mut args = strings(&["--input", "in.csv", "--window", "tumbling:5ms", flag]);
+        if !value.is_empty() {
+            args.push(value.to_string());
+        }
+        let o = windowctl(&dir, &args, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {err}");
+        let name = flag.split('=').next().unwrap_or(flag);
+        assert!(
+            err.contains("invalid value") && err.contains(name) && err.contains(says),
+            "{flag} {value}: {err}"
+        );
+        assert!(
+            !err.contains("unexpected argument"),
+            "{flag} {value}: {err}"
+        );
+    }
+}
