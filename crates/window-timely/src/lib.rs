@@ -64,7 +64,7 @@ use timely::dataflow::operators::vec::{Broadcast, Input};
 use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::Probe;
 use timely::dataflow::{InputHandleVec, ProbeHandle};
-use window_core::{AnyWindow, Number, WindowComputation, WindowMetrics, WindowOutput};
+use window_core::{AnyWindow, HeldState, Number, WindowComputation, WindowMetrics, WindowOutput};
 use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
@@ -256,6 +256,10 @@ pub struct Outcome<O> {
     pub metrics: WindowMetrics,
     /// Window states held at the end, over all workers.
     pub live_windows: usize,
+    /// The sum of every worker's peak state (the most it held after a chunk or a final step;
+    /// of all processes, on process 0 of a cluster): an upper bound of the most the workers
+    /// held at once, which the workers' peaks at different moments may not reach.
+    pub peak_held: HeldState,
     /// Why the job stopped early, if it did (the output holds every row before that point).
     pub failure: Option<TimelyError>,
     /// Whether it stopped because [`JobParts::interrupted`] said so.
@@ -608,6 +612,7 @@ where
         rejected: window.rejected,
         metrics: comp.metrics(),
         live_windows: comp.live_state().windows,
+        peak: window.peak,
         peer_failure: None,
         halted: None,
         input_differs: None,

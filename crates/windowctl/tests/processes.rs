@@ -139,6 +139,13 @@ fn cluster(dir: &Path, args: &[String], workers: usize, tag: &str) -> [Output; 2
     [p0, p1]
 }
 
+/// The number of states in the summary's `peak state: N states (...` line, if it has one.
+fn peak_states(stderr: &str) -> Option<u64> {
+    let line = stderr.lines().find(|l| l.contains("peak state: "))?;
+    let n = line.split("peak state: ").nth(1)?.split(' ').next()?;
+    n.replace(',', "").parse().ok()
+}
+
 fn read(dir: &Path, name: &str) -> Option<String> {
     fs::read_to_string(dir.join(name)).ok()
 }
@@ -234,6 +241,20 @@ fn two_processes_write_the_one_process_output() {
             let summary = String::from_utf8_lossy(&p0.stderr);
             assert!(
                 summary.contains("events read") && summary.contains("2 processes"),
+                "{summary}"
+            );
+            // The sum of every process's workers' peaks: at each chunk boundary the workers hold
+            // together what one worker holds there, so the sum is at least one worker's peak,
+            // and at most that times the workers.
+            let all = 2 * workers as u64;
+            let base_peak = peak_states(&String::from_utf8_lossy(&b.stderr)).expect("base peak");
+            let peak = peak_states(&summary).expect("the peak state line");
+            assert!(
+                base_peak <= peak && peak <= all * base_peak && base_peak > 0,
+                "{what} {tag}: {peak} against {base_peak}: {summary}"
+            );
+            assert!(
+                summary.contains(&format!("the sum of the {all} workers' peaks")),
                 "{summary}"
             );
         }
@@ -356,7 +377,8 @@ fn a_stray_connection_fails_the_process_naming_the_address() {
     let (mut reaper, port) = lone_process_0(&dir);
     let mut s = connect(port);
     let mut hello = b"wndtmly\x01".to_vec();
-    hello.extend(2u32.to_le_bytes());
+    // The protocol version (window_timely::cluster::PROTOCOL_VERSION).
+    hello.extend(3u32.to_le_bytes());
     hello.extend(0xdead_beefu64.to_le_bytes());
     hello.extend(2u32.to_le_bytes());
     hello.extend(1u32.to_le_bytes());

@@ -433,3 +433,59 @@ fn worker_and_process_counts_out_of_range_name_the_flag_and_the_range() {
         );
     }
 }
+
+/// The number of states in the summary's `peak state: N states (...` line, if it has one.
+fn peak_states(stderr: &str) -> Option<u64> {
+    let line = stderr.lines().find(|l| l.contains("peak state: "))?;
+    let n = line.split("peak state: ").nth(1)?.split(' ').next()?;
+    n.replace(',', "").parse().ok()
+}
+
+/// The summary's `peak state` line is printed under `--workers` too (it was missing): the sum of
+/// the workers' peaks, here (every state stays open until the end of input) exactly the
+/// single-threaded runtime's peak: one tumbling window per key, 24 sliding windows per key.
+#[test]
+fn the_peak_state_line_is_printed_under_workers_as_the_sum_of_the_workers_peaks() {
+    let dir = scratch("peak");
+    let mut text = String::from("event_time_ms,key,value\n");
+    for i in 1..=50 {
+        text.push_str(&format!("{},k{i},1\n", i * 10));
+    }
+    fs::write(dir.join("in.csv"), text).expect("input");
+    let chunks = [("WINDOWCTL_CHUNK_BYTES", "61".to_string())];
+    let cases: [(&str, u64); 2] = [("tumbling:1d", 50), ("sliding:1d:1h", 50 * 24)];
+    for (window, states) in cases {
+        let args = strings(&[
+            "--input",
+            "in.csv",
+            "--window",
+            window,
+            "--agg",
+            "count",
+            "--strategy",
+            "native",
+            "--output",
+            "out.csv",
+        ]);
+        let o = windowctl(&dir, &args, &chunks);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{window}: {err}");
+        assert_eq!(peak_states(&err), Some(states), "{window}: {err}");
+        for workers in ["1", "2", "3"] {
+            let mut with = args.clone();
+            with.extend(strings(&["--workers", workers]));
+            let o = windowctl(&dir, &with, &chunks);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "{window} {workers}: {err}");
+            assert_eq!(peak_states(&err), Some(states), "{window} {workers}: {err}");
+            let line = err.lines().find(|l| l.contains("peak state")).unwrap_or("");
+            let whose = if workers == "1" {
+                "the one worker's peak".to_string()
+            } else {
+                format!("the sum of the {workers} workers' peaks")
+            };
+            assert!(line.contains(&whose), "{window} {workers}: {line}");
+            assert!(line.contains("key dictionary: 50 keys"), "{line}");
+        }
+    }
+}
