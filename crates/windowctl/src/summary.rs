@@ -22,7 +22,9 @@ pub(crate) struct Facts {
     pub(crate) stats: RunStats,
     /// The computation's counters (summed over workers).
     pub(crate) metrics: WindowMetrics,
-    /// Window states held at the end.
+    /// Window states held at the end (stopped by a signal: at the stop; under `--workers`,
+    /// every worker's, see `window_timely::Outcome::live_windows` for why it is right to be
+    /// far below another run's count stopped at another point).
     pub(crate) live_windows: usize,
     /// The lines about the state held (peak state) and, under `--workers`, the workers.
     pub(crate) state_lines: Vec<String>,
