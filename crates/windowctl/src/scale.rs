@@ -163,6 +163,10 @@ pub(crate) fn run_timely(
             .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
     }
     config.cluster = cluster_of(args, plan, &config).map_err(crate::run::Usage::from)?;
+    if let Some(c) = &config.cluster {
+        // A peer that dies mid-run: one error line naming it, not timely's panics.
+        crate::lost_peer::install(c.addresses.clone(), c.process);
+    }
     if args.checkpoint_dir.is_none() {
         // No state is handed to another worker count: one key group per worker, one
         // computation each (G = 128 cost 1.7-2.2x the CPU time with one worker); with

@@ -15,7 +15,7 @@ fn scratch(name: &str) -> PathBuf {
     common::scratch_dir("workers", name)
 }
 
-use common::Rng;
+use common::{peak_states, Rng};
 
 /// A CSV input in roughly increasing time with disorder (some elements far behind), negative
 /// times, integer and decimal values, and blank lines.
@@ -432,13 +432,6 @@ fn worker_and_process_counts_out_of_range_name_the_flag_and_the_range() {
             "{flag} {value}: {err}"
         );
     }
-}
-
-/// The number of states in the summary's `peak state: N states (...` line, if it has one.
-fn peak_states(stderr: &str) -> Option<u64> {
-    let line = stderr.lines().find(|l| l.contains("peak state: "))?;
-    let n = line.split("peak state: ").nth(1)?.split(' ').next()?;
-    n.replace(',', "").parse().ok()
 }
 
 /// The summary's `peak state` line is printed under `--workers` too (it was missing): the sum of
