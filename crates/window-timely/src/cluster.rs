@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const MAGIC: [u8; 8] = *b"wndtmly\x01";
 
 /// The protocol version: bumped when the dataflow's messages or the hello change shape.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// How long a process waits for its peers by default (connecting and being connected to).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);

@@ -7,7 +7,7 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use window_core::WindowMetrics;
+use window_core::{HeldState, WindowMetrics};
 
 use crate::sink::SinkState;
 use crate::{Outcome, TimelyError};
@@ -19,6 +19,8 @@ pub(crate) struct WorkerEnd {
     pub(crate) rejected: u64,
     pub(crate) metrics: WindowMetrics,
     pub(crate) live_windows: usize,
+    /// The most this worker held after a chunk (the workers' peaks summed, after [`outcome`]).
+    pub(crate) peak: HeldState,
     /// In a cluster, on the processes but 0: why process 0 stopped the job, if it did.
     pub(crate) peer_failure: Option<String>,
     /// In a cluster: the process that stopped the job on its own (a signal, process 0's
@@ -29,6 +31,15 @@ pub(crate) struct WorkerEnd {
     pub(crate) input_differs: Option<String>,
 }
 
+/// Adds `b` to `a`, field by field (the sum of several workers' peaks).
+pub(crate) fn add_held(a: &mut HeldState, b: &HeldState) {
+    a.windows += b.windows;
+    a.elements += b.elements;
+    a.keys += b.keys;
+    a.bytes += b.bytes;
+}
+
+/// Adds the counters `b` to `a`.
 pub(crate) fn add_metrics(a: &mut WindowMetrics, b: &WindowMetrics) {
     a.elements += b.elements;
     a.windows_created += b.windows_created;
@@ -93,6 +104,7 @@ pub(crate) fn outcome<O>(
         total.rejected += end.rejected;
         add_metrics(&mut total.metrics, &end.metrics);
         total.live_windows += end.live_windows;
+        add_held(&mut total.peak, &end.peak);
         total.peer_failure = total.peer_failure.or(end.peer_failure);
         total.halted = total.halted.or(end.halted);
         total.input_differs = total.input_differs.or(end.input_differs);
@@ -126,6 +138,7 @@ pub(crate) fn outcome<O>(
         rejected: total.rejected,
         metrics: total.metrics,
         live_windows: total.live_windows,
+        peak_held: total.peak,
         failure: sink.failure,
         interrupted,
     })

@@ -43,6 +43,8 @@ pub(crate) struct EndMessage {
     /// [`WindowMetrics`] in field order.
     metrics: [u64; 8],
     live_windows: u64,
+    /// The worker's peak [`window_core::HeldState`]: windows, elements, keys, bytes.
+    peak: [u64; 4],
     /// From worker 0 (process 0, which writes): why the job stopped early, if it did.
     failure: Option<String>,
     /// The sender's process and what it read of its input: bytes, and FNV-1a of every byte.
@@ -67,6 +69,12 @@ impl EndMessage {
                 m.elements_in_no_window,
             ],
             live_windows: end.live_windows as u64,
+            peak: [
+                end.peak.windows as u64,
+                end.peak.elements as u64,
+                end.peak.keys as u64,
+                end.peak.bytes as u64,
+            ],
             failure,
             read,
         }
@@ -141,6 +149,16 @@ pub(crate) fn gather(
         total.events += m.events;
         total.rejected += m.rejected;
         total.live_windows += m.live_windows as usize;
+        let [windows, elements, keys, bytes] = m.peak.map(|n| n as usize);
+        crate::end::add_held(
+            &mut total.peak,
+            &window_core::HeldState {
+                windows,
+                elements,
+                keys,
+                bytes,
+            },
+        );
         let [a, b, c, d, e, f, g, h] = m.metrics;
         crate::end::add_metrics(
             &mut total.metrics,

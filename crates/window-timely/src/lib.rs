@@ -64,7 +64,7 @@ use timely::dataflow::operators::vec::{Broadcast, Input};
 use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::Probe;
 use timely::dataflow::{InputHandleVec, ProbeHandle};
-use window_core::{AnyWindow, Number, WindowComputation, WindowMetrics, WindowOutput};
+use window_core::{AnyWindow, HeldState, Number, WindowComputation, WindowMetrics, WindowOutput};
 use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
@@ -254,8 +254,19 @@ pub struct Outcome<O> {
     pub rejected: u64,
     /// The workers' window metrics, summed.
     pub metrics: WindowMetrics,
-    /// Window states held at the end, over all workers.
+    /// Window states open at the end: every worker's `live_state().windows` (of every process,
+    /// on process 0 of a cluster), taken after its last chunk or final step. Stopped by a
+    /// signal, no final watermark fired or dropped any: this is what every worker held at the
+    /// stop (the cut after the last chunk every worker processed), the count the single-threaded
+    /// runtime gives at the same point (`windowctl`'s `workers.rs` test pins it). It varies a
+    /// lot with where the input stopped (native sliding windows are open for the size plus the
+    /// watermark delay behind the newest event) and counts slices for sliced windows, not the
+    /// elements their reordering buffer holds (often 0 with a large `--out-of-orderness`).
     pub live_windows: usize,
+    /// The sum of every worker's peak state (the most it held after a chunk or a final step;
+    /// of all processes, on process 0 of a cluster): an upper bound of the most the workers
+    /// held at once, which the workers' peaks at different moments may not reach.
+    pub peak_held: HeldState,
     /// Why the job stopped early, if it did (the output holds every row before that point).
     pub failure: Option<TimelyError>,
     /// Whether it stopped because [`JobParts::interrupted`] said so.
@@ -608,6 +619,7 @@ where
         rejected: window.rejected,
         metrics: comp.metrics(),
         live_windows: comp.live_state().windows,
+        peak: window.peak,
         peer_failure: None,
         halted: None,
         input_differs: None,

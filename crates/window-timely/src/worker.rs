@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use window_core::{
-    time, AnyWindow, ElementError, Number, Rejected, Timestamp, Window, WindowComputation,
-    WindowOutput,
+    time, AnyWindow, ElementError, HeldState, Number, Rejected, Timestamp, Window,
+    WindowComputation, WindowOutput,
 };
 use window_io::{InputError, KeyId};
 use window_job::JobResult;
@@ -318,6 +318,8 @@ pub(crate) struct WindowWorker<C> {
     pub(crate) events: u64,
     /// The most states the worker may hold ([`crate::JobParts::max_held`]).
     pub(crate) max_held: Option<usize>,
+    /// The most this worker held after a chunk or a final step (by [`HeldState::entries`]).
+    pub(crate) peak: HeldState,
 }
 
 impl<C> WindowWorker<C>
@@ -348,6 +350,7 @@ where
             rejected: 0,
             events: 0,
             max_held: None,
+            peak: HeldState::default(),
         }
     }
 
@@ -581,9 +584,13 @@ where
 
     /// Stops the job when the worker holds more than [`WindowWorker::max_held`] states (as
     /// `--max-window-states` stops the one-worker runtime at a batch boundary).
+    /// Notes the peak first (with or without a limit).
     fn check_held(&mut self) {
-        let Some(max) = self.max_held else { return };
         let held = self.comp.held_state();
+        if held.entries() > self.peak.entries() {
+            self.peak = held;
+        }
+        let Some(max) = self.max_held else { return };
         if held.entries() > max && !self.stopped {
             self.out.order = Order {
                 watermark: self.watermark,

@@ -252,7 +252,10 @@ pub(crate) struct RunArgs {
     /// the rows of one watermark step ordered by window end, then by where the key first appears in the input. Event time, one input
     /// (a file, .gz or stdin), no checkpoints yet; see docs/scale-out.md. Without it the job
     /// runs on the single-threaded runtime.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=512))]
+    // A negative number is read as this flag's value (not as a flag), so that it is refused
+    // naming --workers and the range.
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u16).range(1..=512))]
     pub(crate) workers: Option<u16>,
 
     /// Run the job on N processes of timely dataflow (a cluster; --workers threads in each,
@@ -260,11 +263,13 @@ pub(crate) struct RunArgs {
     /// docs/scale-out.md. Every process reads the whole input file and parses its workers'
     /// chunks; process 0 writes the output, late output and dead letters. No authentication or
     /// encryption: run a cluster on loopback or a trusted network only.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=512))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u16).range(1..=512))]
     pub(crate) processes: Option<u16>,
 
     /// With --processes: this process's index, from 0 (its line of --hostfile, from the first).
-    #[arg(long, value_name = "I")]
+    #[arg(long, value_name = "I", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u16).range(0..=511))]
     pub(crate) process: Option<u16>,
 
     /// With --processes N: a file of N lines, one `host:port` per process in index order (as

@@ -195,18 +195,26 @@ impl Bounded {
 
     /// The summary's line: the peak state, its estimate and the limit, and the key dictionary.
     pub(crate) fn summary_line(&self) -> String {
-        let keys = self.dictionary_keys();
-        let limit = self.limit.map_or_else(
-            || "no limit".to_owned(),
-            |l| HumanCount(l as u64).to_string(),
-        );
-        format!(
-            "peak state: {}, limit {limit} (--max-window-states); key dictionary: {} (about {})",
-            describe(self.peak(), self.strategy),
-            count(keys, "key"),
-            HumanBytes((keys * DICTIONARY_KEY_BYTES) as u64)
+        peak_line(
+            &describe(self.peak(), self.strategy),
+            self.limit,
+            self.dictionary_keys(),
         )
     }
+}
+
+/// The summary's `peak state` line of either runtime: `peak` ([`describe`], with what the figure
+/// is under `--workers`), the limit and the key dictionary's `keys`.
+pub(crate) fn peak_line(peak: &str, limit: Option<usize>, keys: usize) -> String {
+    let limit = limit.map_or_else(
+        || "no limit".to_owned(),
+        |l| HumanCount(l as u64).to_string(),
+    );
+    format!(
+        "peak state: {peak}, limit {limit} (--max-window-states); key dictionary: {} (about {})",
+        count(keys, "key"),
+        HumanBytes((keys * DICTIONARY_KEY_BYTES) as u64)
+    )
 }
 
 impl WindowComputation<KeyId, Number> for Bounded {

@@ -12,13 +12,14 @@
 //! [`args`] (the flags), [`job_file`] (reading a job file), [`resolve`] (a job file and the
 //! flags into one job), [`plan`] (validating it), [`run`] (running it on the runtime), [`output`] (its output sink,
 //! with result rows formatted on their own thread),
-//! [`summary`] (the stderr summary), [`bound`] (the memory bound) and [`dstream`] (`windowctl dstream`).
+//! [`summary`] (the stderr summary), [`lost_peer`] (a cluster's peer that died), [`bound`] (the memory bound) and [`dstream`] (`windowctl dstream`).
 
 mod args;
 mod bound;
 mod checkpoint;
 mod dstream;
 mod job_file;
+mod lost_peer;
 mod output;
 mod plan;
 mod progress;

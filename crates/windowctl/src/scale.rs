@@ -163,6 +163,10 @@ pub(crate) fn run_timely(
             .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
     }
     config.cluster = cluster_of(args, plan, &config).map_err(crate::run::Usage::from)?;
+    if let Some(c) = &config.cluster {
+        // A peer that dies mid-run: one error line naming it, not timely's panics.
+        crate::lost_peer::install(c.addresses.clone(), c.process);
+    }
     if args.checkpoint_dir.is_none() {
         // No state is handed to another worker count: one key group per worker, one
         // computation each (G = 128 cost 1.7-2.2x the CPU time with one worker); with
@@ -270,6 +274,7 @@ fn run_writer(
         state_line,
         progress,
     } = run;
+    let all_workers = config.workers * config.cluster.as_ref().map_or(1, |c| c.addresses.len());
     let marks = resumable.as_ref().and_then(|r| r.marks);
     let mut sink = open_sink(plan, &keys, resumable.is_some(), marks.as_ref())?;
     let mut policy = error_policy(plan, marks.as_ref())?;
@@ -313,7 +318,10 @@ fn run_writer(
         },
         metrics: outcome.metrics,
         live_windows: outcome.live_windows,
-        state_line,
+        state_lines: vec![
+            peak_line(plan, outcome.peak_held, all_workers, &keys),
+            state_line,
+        ],
     };
     let stopped = outcome.interrupted;
     let written = sink.records_written();
@@ -327,6 +335,37 @@ fn run_writer(
     }
     // Stopped by a signal, the workers took a last checkpoint where they stopped.
     stopped_by(signal, stopped, resumable.is_some())
+}
+
+/// The summary's `peak state` line under `--workers`: the sum of the `workers` workers' peaks
+/// (`peak`; each worker's most held after a chunk), an upper bound of the most they held at
+/// once (each peaks at its own moment); each worker's share of the limit; the key dictionary.
+fn peak_line(
+    plan: &Plan,
+    peak: engine::core::HeldState,
+    workers: usize,
+    keys: &KeyDictionary,
+) -> String {
+    let limit = plan.spec.max_window_states;
+    let share = limit.map_or_else(String::new, |l| {
+        format!(
+            "; each worker's share of the limit: {}",
+            indicatif::HumanCount(l.div_ceil(workers.max(1)) as u64)
+        )
+    });
+    let whose = if workers == 1 {
+        "the one worker's peak".to_owned()
+    } else {
+        format!(
+            "the sum of the {} workers' peaks: an upper bound of the most held at once",
+            indicatif::HumanCount(workers as u64)
+        )
+    };
+    let peak = format!(
+        "{} ({whose}{share})",
+        crate::bound::describe(peak, plan.spec.strategy)
+    );
+    crate::bound::peak_line(&peak, limit, keys.len().saturating_sub(1))
 }
 
 /// Whether the job runs on timely: `--workers`, or any of the cluster flags (checked there).

@@ -22,10 +22,12 @@ pub(crate) struct Facts {
     pub(crate) stats: RunStats,
     /// The computation's counters (summed over workers).
     pub(crate) metrics: WindowMetrics,
-    /// Window states held at the end.
+    /// Window states held at the end (stopped by a signal: at the stop; under `--workers`,
+    /// every worker's, see `window_timely::Outcome::live_windows` for why it is right to be
+    /// far below another run's count stopped at another point).
     pub(crate) live_windows: usize,
-    /// The line about the state held (peak state), or the workers'.
-    pub(crate) state_line: String,
+    /// The lines about the state held (peak state) and, under `--workers`, the workers.
+    pub(crate) state_lines: Vec<String>,
 }
 
 impl Facts {
@@ -37,7 +39,7 @@ impl Facts {
             stats: rt.stats(),
             metrics: op.metrics(),
             live_windows: op.live_state().windows,
-            state_line: op.summary_line(),
+            state_lines: vec![op.summary_line()],
         }
     }
 }
@@ -111,7 +113,9 @@ pub(crate) fn summary(
     if let Some(kb) = peak_memory_kb() {
         let _ = writeln!(err, "windowctl: peak memory (resident): {kb} KB");
     }
-    let _ = writeln!(err, "windowctl: {}", facts.state_line);
+    for line in &facts.state_lines {
+        let _ = writeln!(err, "windowctl: {line}");
+    }
     let _ = writeln!(
         err,
         "windowctl: bad input lines skipped: {} (rejected by the assigner: {}); watermark delay {} ms",

@@ -10,14 +10,14 @@ use std::fs;
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch_dir("procs", name)
 }
 
-use common::Rng;
+use common::{peak_states, wait, Reaper, Rng};
 
 /// A CSV input with disorder, negative times, and (with `bad`) some bad lines.
 fn input(rng: &mut Rng, lines: usize, keys: u64, bad: bool) -> String {
@@ -67,38 +67,6 @@ fn command(dir: &Path, args: &[String]) -> Command {
         .env("WINDOWCTL_CHUNK_BYTES", "700")
         .env("WINDOWCTL_CONNECT_TIMEOUT_MS", "30000");
     c
-}
-
-/// Children killed if the test fails before they are waited for.
-struct Reaper(Vec<Child>);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// Waits for `child` at most `secs` seconds (a hung cluster fails the test instead of hanging
-/// it); the child is killed then.
-fn wait(mut child: Child, secs: u64) -> Output {
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("try_wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > Duration::from_secs(secs) {
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
-            panic!(
-                "a process did not end within {secs} s: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Runs `args` as two processes of `workers` workers each; every output under `tag`.
@@ -236,6 +204,20 @@ fn two_processes_write_the_one_process_output() {
                 summary.contains("events read") && summary.contains("2 processes"),
                 "{summary}"
             );
+            // The sum of every process's workers' peaks: at each chunk boundary the workers hold
+            // together what one worker holds there, so the sum is at least one worker's peak,
+            // and at most that times the workers.
+            let all = 2 * workers as u64;
+            let base_peak = peak_states(&String::from_utf8_lossy(&b.stderr)).expect("base peak");
+            let peak = peak_states(&summary).expect("the peak state line");
+            assert!(
+                base_peak <= peak && peak <= all * base_peak && base_peak > 0,
+                "{what} {tag}: {peak} against {base_peak}: {summary}"
+            );
+            assert!(
+                summary.contains(&format!("the sum of the {all} workers' peaks")),
+                "{summary}"
+            );
         }
         assert!(
             read(&dir, "out-base.csv").is_some_and(|o| o.lines().count() > 20),
@@ -356,7 +338,8 @@ fn a_stray_connection_fails_the_process_naming_the_address() {
     let (mut reaper, port) = lone_process_0(&dir);
     let mut s = connect(port);
     let mut hello = b"wndtmly\x01".to_vec();
-    hello.extend(2u32.to_le_bytes());
+    // The protocol version (window_timely::cluster::PROTOCOL_VERSION).
+    hello.extend(3u32.to_le_bytes());
     hello.extend(0xdead_beefu64.to_le_bytes());
     hello.extend(2u32.to_le_bytes());
     hello.extend(1u32.to_le_bytes());
@@ -758,5 +741,36 @@ fn inputs_that_differ_after_their_first_64_kib_fail_the_job_at_its_end() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "process {p}: {err}");
         assert!(err.contains("read other input bytes"), "process {p}: {err}");
+    }
+}
+
+/// A process killed (SIGKILL) mid-run: the other one exits 1 with one error line naming the
+/// lost process and its address, not timely's panics and backtraces (it panicked on each
+/// thread before: "timely communication error: reading data: socket closed", exit 101).
+#[test]
+fn a_process_killed_mid_run_makes_the_other_exit_1_naming_it() {
+    let dir = scratch("killed");
+    let job = big_job(&dir);
+    for victim in [1, 0] {
+        let (hosts, ports) = hostfile(&dir, 2);
+        let mut reaper = spawn_pair([&dir, &dir], [&job, &job], &hosts);
+        // Process 0 writes rows to stdout (a pipe read no further: it stalls there, mid-run).
+        let stdout = reaper.0[1].stdout.take().expect("stdout");
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+        lines.next().expect("a row").expect("read");
+        let killed = if victim == 0 { 1 } else { 0 };
+        reaper.0[killed].kill().expect("SIGKILL");
+        let other = wait(reaper.0.remove(1 - killed), 30);
+        let survivor = 1 - victim;
+        let err = String::from_utf8_lossy(&other.stderr);
+        assert_eq!(other.status.code(), Some(1), "survivor {survivor}: {err}");
+        let says = format!(
+            "windowctl: error: process {survivor} lost the connection to process {victim} \
+             (127.0.0.1:{}): timely communication error",
+            ports[victim]
+        );
+        assert!(err.starts_with(&says), "{says}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(!err.contains("panicked"), "{err}");
     }
 }

@@ -163,3 +163,42 @@ impl Rng {
         items[self.below(items.len() as u64) as usize]
     }
 }
+
+/// The number of states in the summary's `peak state: N states (...` line, if it has one.
+pub(crate) fn peak_states(stderr: &str) -> Option<u64> {
+    let line = stderr.lines().find(|l| l.contains("peak state: "))?;
+    let n = line.split("peak state: ").nth(1)?.split(' ').next()?;
+    n.replace(',', "").parse().ok()
+}
+
+/// Children killed if the test fails before they are waited for.
+pub(crate) struct Reaper(pub(crate) Vec<std::process::Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits for `child` at most `secs` seconds (a hung cluster fails the test instead of hanging
+/// it); the child is killed then.
+pub(crate) fn wait(mut child: std::process::Child, secs: u64) -> Output {
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "a process did not end within {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
