@@ -147,7 +147,19 @@ impl Source<KeyId, Number> for ReaderSource {
         // A live source must not hold an event back waiting for the next one.
         let max = if self.live { 1 } else { max };
         let keys = &mut self.keys;
-        for _ in 0..max {
+        let mut taken = 0;
+        while taken < max {
+            // The plain lines at the front of the buffer a block at a time, the next one (if
+            // any is left) line by line.
+            if !self.live {
+                taken += self
+                    .reader
+                    .next_plain_block(batch, max - taken, |key| keys.id(&key));
+                if taken == max {
+                    break;
+                }
+            }
+            taken += 1;
             match self.reader.next_keyed(|key| keys.id(&key)) {
                 None => return Read::End,
                 Some(Ok(e)) => batch.push(e),

@@ -18,6 +18,10 @@ use crate::keys::push_key_part;
 use crate::source::{CsvHeader, FieldNames, FieldUse, InputFormat};
 use crate::time::{quote, TimeUnit};
 
+mod plain;
+
+use plain::{split_plain, PlainFields};
+
 /// The value of a record without one, where the value is optional (a count): NaN.
 const NO_VALUE: Number = Number::Float(f64::NAN);
 
@@ -168,6 +172,18 @@ impl Parser {
                 None => self.parse_csv(text),
             },
         }
+    }
+
+    /// A CSV record on one line of text already known to be UTF-8, once the columns are
+    /// known: `None` where the line needs [`Parser::parse`] (the header is still to come, the
+    /// line holds a quote or a carriage return, or it is not a record: then `parse` gives its
+    /// error). The reader's block path ([`crate::EventReader`]) takes this for nearly every
+    /// line, so that a block of lines is checked for UTF-8 once, not line by line.
+    #[inline]
+    pub(crate) fn parse_plain<'a>(&self, text: &'a str) -> Option<Record<'a>> {
+        let columns = self.columns.filter(|_| self.format == InputFormat::Csv)?;
+        let fields = split_plain(text, columns, self.delimiter)?;
+        self.plain_csv(text, columns, fields).ok()
     }
 
     /// A CSV line without quotes or carriage returns, split by [`split_plain`].
@@ -413,15 +429,6 @@ impl Parser {
     }
 }
 
-/// The three fields of a plain CSV line and its number of fields.
-#[derive(Debug)]
-struct PlainFields<'a> {
-    time: &'a str,
-    key: &'a str,
-    value: &'a str,
-    count: usize,
-}
-
 /// The csv crate's reader of one line at a time, splitting at `delimiter`.
 fn csv_reader(delimiter: u8) -> csv::Reader<Cursor<Vec<u8>>> {
     let mut csv = csv::ReaderBuilder::new()
@@ -433,45 +440,6 @@ fn csv_reader(delimiter: u8) -> csv::Reader<Cursor<Vec<u8>>> {
     // as its header when the cursor is rewound.
     csv.set_byte_headers(csv::ByteRecord::new());
     csv
-}
-
-/// Splits a line on `delimiter` (an ASCII byte, a comma by default) in one pass, if it has no
-/// quote and no carriage return (then its fields are the text between delimiters, as the csv
-/// crate reads them); `None` otherwise.
-#[inline]
-fn split_plain<'a>(text: &'a str, columns: Columns, delimiter: u8) -> Option<PlainFields<'a>> {
-    let bytes = text.as_bytes();
-    let mut fields = PlainFields {
-        time: "",
-        key: "",
-        value: "",
-        count: 0,
-    };
-    let mut start = 0;
-    let mut take = |fields: &mut PlainFields<'a>, end: usize| {
-        let i = fields.count;
-        // Cut at an ASCII delimiter: char boundaries.
-        let field = text.get(start..end).unwrap_or_default();
-        if i == columns.time {
-            fields.time = field;
-        }
-        if i == columns.key {
-            fields.key = field;
-        }
-        if i == columns.value {
-            fields.value = field;
-        }
-        fields.count += 1;
-        start = end + 1;
-    };
-    for at in memchr::memchr3_iter(delimiter, b'"', b'\r', bytes) {
-        if bytes[at] != delimiter {
-            return None;
-        }
-        take(&mut fields, at);
-    }
-    take(&mut fields, bytes.len());
-    Some(fields)
 }
 
 /// Parses a timestamp written as text (a CSV field or a JSON string): an integer of `unit`

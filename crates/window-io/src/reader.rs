@@ -21,6 +21,8 @@ use crate::source::{
 };
 use crate::time::{EventTimes, TimeUnit};
 
+mod block;
+
 /// How far an [`EventReader`] has read: what a checkpoint records, so that a restarted job
 /// continues with the next record ([`EventReader::skip_to`]).
 ///

@@ -1,0 +1,91 @@
+//! The block path of [`EventReader`]: the plain CSV lines of the input's buffer read a block at a
+//! time. A block of the buffer is checked for UTF-8 once, its lines are cut at `\n` and parsed
+//! where they lie ([`Parser::parse_plain`]), and the bookkeeping of each line (offset, line
+//! number, progress) is what [`EventReader::next_keyed`] does for it. The first line the block
+//! path cannot take (the header, a quote, a blank line, a bad record, a line crossing the end
+//! of the buffer, anything else) is left where it is, for `next_keyed`: both paths hand out
+//! the same events and errors in the same order.
+
+use std::borrow::Cow;
+use std::sync::atomic::Ordering;
+
+use super::{fill, is_blank, strip_cr, EventReader};
+use crate::source::{Event, InputFormat, MAX_LINE_BYTES};
+
+/// Bytes of the buffer checked for UTF-8 at a time: a block holds a few hundred lines of a
+/// typical CSV input, and no byte is checked twice but those of a line cut by the block's end.
+const BLOCK_BYTES: usize = 16 * 1024;
+
+impl EventReader {
+    /// Appends to `batch` up to `max` events of the plain CSV lines at the front of the input's
+    /// buffer (reading into the buffer when it is empty), their keys made by `key` as in
+    /// [`EventReader::next_keyed`]; returns how many. Stops at the first line it does not take
+    /// (see the module docs), which the next [`EventReader::next_keyed`] reads; 0 when the
+    /// first one is such a line, at the end of the input or on a read error (which
+    /// `next_keyed` then reports).
+    #[inline]
+    pub fn next_plain_block<K>(
+        &mut self,
+        batch: &mut Vec<Event<K>>,
+        max: usize,
+        mut key: impl FnMut(Cow<'_, str>) -> K,
+    ) -> usize {
+        if self.done || self.parser.format != InputFormat::Csv || self.parser.header_pending() {
+            return 0;
+        }
+        self.lines
+            .input
+            .consume(std::mem::take(&mut self.lines.pending));
+        let mut taken = 0;
+        while taken < max {
+            let Ok(buf) = fill(&mut *self.lines.input) else {
+                break;
+            };
+            let block = &buf[..buf.len().min(BLOCK_BYTES)];
+            let text = match std::str::from_utf8(block) {
+                Ok(text) => text,
+                Err(e) => std::str::from_utf8(&block[..e.valid_up_to()]).unwrap_or_default(),
+            };
+            let (mut at, start_taken) = (0, taken);
+            while taken < max {
+                let rest = &text.as_bytes()[at..];
+                let Some(end) = memchr::memchr(b'\n', rest) else {
+                    break;
+                };
+                // Cut at `\n`, an ASCII byte: a char boundary.
+                let line = text
+                    .get(at..at + end)
+                    .map(|l| l.strip_suffix('\r').unwrap_or(l));
+                let Some(line) = line.filter(|l| {
+                    l.len() <= MAX_LINE_BYTES && !is_blank(l.as_bytes(), self.delimiter)
+                }) else {
+                    break;
+                };
+                debug_assert_eq!(strip_cr(rest[..end].as_ref()), line.as_bytes());
+                let Some(r) = self.parser.parse_plain(line) else {
+                    break;
+                };
+                self.physical += 1;
+                self.times.see(&mut self.seen, r.timestamp);
+                batch.push(Event {
+                    timestamp: r.timestamp,
+                    key: key(r.key),
+                    value: r.value,
+                    line: self.physical,
+                });
+                at += end + 1;
+                taken += 1;
+            }
+            self.parser.line_no = self.physical;
+            self.offset += at as u64;
+            if self.count_lines {
+                self.progress.bytes.fetch_add(at as u64, Ordering::Relaxed);
+            }
+            self.lines.input.consume(at);
+            if taken == start_taken {
+                break;
+            }
+        }
+        taken
+    }
+}
