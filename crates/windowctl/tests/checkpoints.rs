@@ -105,10 +105,18 @@ fn killed_until_done(name: &str, extra: &[&str]) -> u32 {
     if extra.contains(&"in2.csv") {
         write_input(&dir.join("in2.csv"), 20_000);
     }
-    let started = Instant::now();
-    let plain = run(&dir, &job("a", extra));
-    assert!(plain.status.success(), "{}", stderr(&plain));
-    let full = started.elapsed().max(Duration::from_millis(50));
+    // The uninterrupted run's time, the shorter of two: a run slowed by a loaded machine would
+    // put every kill after the end (CI once saw 1 kill in 40 attempts).
+    let mut full = Duration::MAX;
+    for _ in 0..2 {
+        // Dead letters are appended to: each run starts without them.
+        let _ = fs::remove_file(dir.join("a-dead.csv"));
+        let started = Instant::now();
+        let plain = run(&dir, &job("a", extra));
+        assert!(plain.status.success(), "{}", stderr(&plain));
+        full = full.min(started.elapsed());
+    }
+    let full = full.max(Duration::from_millis(50));
     let mut args = job("b", extra);
     args.extend(["--checkpoint-dir", "ckpt", "--checkpoint-interval", "20ms"]);
     let mut kills = 0;
