@@ -48,6 +48,7 @@ mod feed;
 mod gather;
 pub mod groups;
 mod parse;
+mod rows;
 mod sink;
 mod wire;
 mod worker;
@@ -77,8 +78,9 @@ use end::{outcome, HashRead, WorkerEnd};
 use feed::{Feed, Part};
 use groups::{GroupOf, KeyGroups};
 use parse::{Element, Summary};
+use rows::Rows as RowBlock;
 use sink::{SinkState, SinkThread, ToSink};
-use worker::{Row, WindowWorker};
+use worker::WindowWorker;
 
 /// The timestamp of the rows of the first step of the final watermark (step `k` at `FINAL + k`).
 const FINAL: u64 = u64::MAX / 2;
@@ -584,7 +586,7 @@ fn end_of_worker_run<P>(
 type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Part>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
 /// Each element: one worker's rows of one timestamp, moved whole (never copied row by row).
-type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<Vec<Row>>>;
+type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<RowBlock>>;
 
 /// What the window operator needs besides its inputs and its computation.
 struct OperatorContext<P> {
@@ -746,10 +748,10 @@ fn writer<'s>(
 ) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
     type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
     rows.unary_frontier::<Nothing, _, _, _>(
-        Exchange::new(|_: &Vec<Row>| 0u64),
+        Exchange::new(|_: &RowBlock| 0u64),
         "Write",
         move |_cap, _info| {
-            let mut held: BTreeMap<u64, (Capability<u64>, Vec<Vec<Row>>)> = BTreeMap::new();
+            let mut held: BTreeMap<u64, (Capability<u64>, Vec<RowBlock>)> = BTreeMap::new();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     if let (Some(&t), Some(c)) =

@@ -22,6 +22,7 @@ use window_job::JobResult;
 use crate::cut::{Cut, Part};
 use crate::groups::KeyGroups;
 use crate::parse::{ChunkError, Element, Summary};
+use crate::rows::{Dense, Rare, Rows};
 
 /// When, in the one-worker run, a row was emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -47,38 +48,6 @@ impl Default for Order {
     }
 }
 
-/// What a row says.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) enum RowKind {
-    /// A window result.
-    Result {
-        #[serde(with = "crate::wire::key_text")]
-        key: KeyId,
-        window: AnyWindow,
-        result: JobResult,
-        watermark: i64,
-    },
-    /// A late element, for the side output.
-    Late {
-        #[serde(with = "crate::wire::key_text")]
-        key: KeyId,
-        timestamp: i64,
-        value: Number,
-        watermark: i64,
-    },
-    /// A key window or slice emitted empty.
-    Emptied {
-        #[serde(with = "crate::wire::key_text")]
-        key: KeyId,
-        window: AnyWindow,
-        watermark: i64,
-    },
-    /// A bad record or a rejected element, for the error policy; or a failed read.
-    Error(ChunkError),
-    /// An element the computation cannot go on with: the job stops here.
-    ElementFailed { message: String, line: u64 },
-}
-
 /// How the final watermark goes to `i64::MAX` in steps (see [`WindowWorker::finish_step`]):
 /// steps of `stride` ms up to `horizon` ms past the maximum event time (a sliding window's slide
 /// and size), then `i64::MAX`.
@@ -93,60 +62,16 @@ pub struct FinalSteps {
 /// At most this many steps of the final watermark before `i64::MAX`.
 const MAX_FINAL_STEPS: i64 = 4096;
 
-/// One output row on its way to the writer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Row {
-    pub(crate) order: Order,
-    /// The worker that emitted it (the writer merges each worker's rows, which are in order).
-    pub(crate) worker: u32,
-    /// For results and empty results fired by a watermark step: where the key first appears in
-    /// the input ([`Tagger::first_seen`]); 0 for other rows.
-    pub(crate) rank: u64,
-    pub(crate) kind: RowKind,
-}
-
-impl Row {
-    /// A row that says nothing, left where a row was moved out.
-    fn placeholder() -> Self {
-        Row {
-            order: Order::default(),
-            worker: 0,
-            rank: 0,
-            kind: RowKind::Error(ChunkError::Failed(String::new())),
-        }
-    }
-
-    /// The key and window of a result or an empty result.
-    pub(crate) fn key_window(&self) -> Option<(KeyId, AnyWindow)> {
-        match &self.kind {
-            RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. } => {
-                Some((*key, *window))
-            }
-            _ => None,
-        }
-    }
-
-    /// The row's place in the canonical order: its moment, and within a watermark step its
-    /// window end and its key's first appearance in the input (distinct keys, distinct ranks).
-    /// Rows that tie are of one key, from one worker: they keep the order it emitted them in.
-    pub(crate) fn canonical(&self) -> (Order, i64, u64) {
-        let end = self
-            .key_window()
-            .map_or(i64::MIN, |(_, w)| w.max_timestamp());
-        (self.order, end, self.rank)
-    }
-}
-
-/// Row buffers the writer thread has written and emptied, for the workers to fill again: a
+/// Row blocks the writer thread has written and emptied, for the workers to fill again: a
 /// fresh buffer for every chunk costs the page faults of its first use (perf: a few per cent of
 /// a worker's time on a job of many rows). Bounded by the writer thread.
-pub(crate) type RowPool = Arc<parking_lot::Mutex<Vec<Vec<Row>>>>;
+pub(crate) type RowPool = Arc<parking_lot::Mutex<Vec<Rows>>>;
 
 /// The output a worker's computation writes to: rows tagged with the current [`Order`].
 #[derive(Debug, Default)]
 pub(crate) struct Tagger {
     pub(crate) order: Order,
-    pub(crate) rows: Vec<Row>,
+    pub(crate) rows: Rows,
     worker: u32,
     /// Where each key (by id) first appears in the input: `chunk << 32 | place` of its first
     /// element; `u64::MAX` for a key not met yet.
@@ -155,19 +80,22 @@ pub(crate) struct Tagger {
     step_last: (i64, u64),
     /// Whether a row of the current watermark step came before the one pushed ahead of it.
     step_unsorted: bool,
-    /// The current watermark step's rows as `(window end, rank, place in rows)`: what
-    /// [`Tagger::sort_step`] sorts (24 bytes each, not the rows themselves).
+    /// An unsorted step's rows as `(window end, rank, place in rows)`: what
+    /// [`Tagger::sort_step`] sorts (kept for its capacity).
     step_keys: Vec<(i64, u64, u32)>,
     /// Where [`Tagger::sort_step`] gathers a step's rows (kept for its capacity).
-    scratch: Vec<Row>,
+    scratch: Vec<Dense>,
     /// Where [`Tagger::take_rows`] finds emptied buffers.
     pub(crate) pool: Option<RowPool>,
 }
 
 impl Tagger {
     pub(crate) fn new(worker: u32) -> Self {
+        let mut rows = Rows::default();
+        rows.worker = worker;
         Self {
             worker,
+            rows,
             step_last: (i64::MIN, 0),
             ..Self::default()
         }
@@ -190,102 +118,95 @@ impl Tagger {
     /// The rows so far, taken whole to be sent on; the next rows go to an emptied buffer from
     /// the pool, or a new one of the same capacity (a chunk's rows are about as many as the
     /// last chunk's).
-    pub(crate) fn take_rows(&mut self) -> Vec<Row> {
+    pub(crate) fn take_rows(&mut self) -> Rows {
         let capacity = self.rows.len();
-        let next = self
+        let mut next = self
             .pool
             .as_ref()
             .and_then(|p| p.lock().pop())
-            .unwrap_or_else(|| Vec::with_capacity(capacity));
+            .unwrap_or_else(|| Rows::with_capacity(capacity));
+        next.worker = self.worker;
         std::mem::replace(&mut self.rows, next)
     }
 
-    fn push(&mut self, kind: RowKind) {
-        let (end, rank) = match &kind {
-            RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. }
-                if self.order.phase == 0 =>
-            {
-                let rank = self.ranks.get(key.index()).copied().unwrap_or(u64::MAX);
-                (window.max_timestamp(), rank)
-            }
-            _ => (i64::MIN, 0),
-        };
+    /// Notes a row of sort key `(end, rank)` about to be pushed: in a watermark step, whether
+    /// the step stays in the canonical order, noted as it fires (no second pass over its rows;
+    /// the same key as [`Rows::canonical`]'s).
+    #[inline]
+    fn note(&mut self, end: i64, rank: u64) {
         if self.order.phase == 0 {
-            // Whether the step stays in the canonical order, noted as it fires (no second
-            // pass over its rows); the same key as `Row::canonical`'s.
             self.step_unsorted |= (end, rank) < self.step_last;
             self.step_last = (end, rank);
-            self.step_keys.push((end, rank, self.rows.len() as u32));
         }
-        self.rows.push(Row {
-            order: self.order,
-            worker: self.worker,
-            rank,
-            kind,
-        });
+    }
+
+    /// The rank a result or empty result of `key` in `window` is ordered by (0 outside a
+    /// watermark step), noted.
+    #[inline]
+    fn rank(&mut self, key: KeyId, window: &AnyWindow) -> u64 {
+        if self.order.phase != 0 {
+            return 0;
+        }
+        let rank = self.ranks.get(key.index()).copied().unwrap_or(u64::MAX);
+        self.note(window.max_timestamp(), rank);
+        rank
+    }
+
+    /// Adds a bad record, a failed read or a failed element.
+    pub(crate) fn push_rare(&mut self, rare: Rare) {
+        self.note(i64::MIN, 0);
+        self.rows.push_rare(rare, self.order);
     }
 
     /// Sorts the rows from `from` on, the rows of one watermark step just fired, into the
-    /// canonical order ([`Row::canonical`]; rows of one key keep their emission order), so that
-    /// the writer only merges the workers' rows. Called right after the step, while its rows
-    /// are still in the cache. A step already in order (one key group's computation fires a
-    /// step's windows in the order its keys came) is left alone: whether it is, [`Tagger::push`]
-    /// notes as the rows come. Otherwise (rows of several key groups) the step's keys are sorted,
-    /// with each row's place as the last key (so ties keep their order), and the rows gathered
-    /// in that order: each row moves about twice, where sorting the rows (about 110 bytes each)
-    /// moved each many times. Every row of the step has the moment of the step
-    /// (phase 0).
+    /// canonical order ([`Rows::canonical`]; rows of one key keep their emission order), so
+    /// that the writer only merges the workers' rows. Called right after the step, while its
+    /// rows are still in the cache. A step already in order (one key group's computation fires
+    /// a step's windows in the order its keys came) is left alone: whether it is,
+    /// [`Tagger::note`] notes as the rows come. Otherwise (rows of several key groups) the
+    /// step's keys are sorted, with each row's place as the last key (so ties keep their
+    /// order), and the rows (32 bytes each) gathered in that order. Every row of the step has
+    /// the moment of the step (phase 0).
     pub(crate) fn sort_step(&mut self, from: usize) {
         if self.step_unsorted {
-            debug_assert_eq!(self.step_keys.len(), self.rows.len() - from);
-            let keys = &mut self.step_keys;
+            let mut keys = std::mem::take(&mut self.step_keys);
+            keys.clear();
+            keys.extend((from..self.rows.len()).map(|i| {
+                let (_, end, rank) = self.rows.canonical(i);
+                (end, rank, i as u32)
+            }));
             // Stable: driftsort finds the runs the key groups fired (each in order) and merges
             // them, where an unstable sort sorted from scratch (cachegrind: 3x the instructions).
             keys.sort();
             // Gathered in the sorted order: each key group's run is read in order (a few
-            // sequential streams), the rows written in order; moving them along the
-            // permutation's cycles instead hit the cache at random (perf: 2x the time).
-            let mut sorted = std::mem::take(&mut self.scratch);
-            sorted.clear();
-            for &(_, _, at) in keys.iter() {
-                let row = &mut self.rows[at as usize];
-                sorted.push(std::mem::replace(row, Row::placeholder()));
-            }
-            self.rows.truncate(from);
-            self.rows.append(&mut sorted);
-            self.scratch = sorted;
+            // sequential streams), the rows written in order.
+            let places = keys.iter().map(|k| k.2 as usize);
+            self.rows.permute(from, places, &mut self.scratch);
+            self.step_keys = keys;
         }
-        self.step_keys.clear();
         self.step_unsorted = false;
         self.step_last = (i64::MIN, 0);
     }
 }
 
 impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for Tagger {
+    #[inline]
     fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, watermark: Timestamp) {
-        self.push(RowKind::Result {
-            key: *key,
-            window: *window,
-            result,
-            watermark,
-        });
+        let rank = self.rank(*key, window);
+        let at = (self.order, watermark);
+        self.rows.push_result(*key, window, result, at, rank);
     }
 
     fn late(&mut self, key: KeyId, timestamp: Timestamp, value: Number, watermark: Timestamp) {
-        self.push(RowKind::Late {
-            key,
-            timestamp,
-            value,
-            watermark,
-        });
+        self.note(i64::MIN, 0);
+        let at = (self.order, watermark);
+        self.rows.push_late(key, (timestamp, value), at);
     }
 
     fn emptied(&mut self, key: &KeyId, window: &AnyWindow, watermark: Timestamp) {
-        self.push(RowKind::Emptied {
-            key: *key,
-            window: *window,
-            watermark,
-        });
+        let rank = self.rank(*key, window);
+        let at = (self.order, watermark);
+        self.rows.push_emptied(*key, window, at, rank);
     }
 }
 
@@ -428,7 +349,7 @@ where
             pos: 0,
             sub: 0,
         };
-        self.out.push(RowKind::ElementFailed { message, line: 0 });
+        self.out.push_rare(Rare::ElementFailed { message, line: 0 });
         self.stopped = true;
     }
 
@@ -488,7 +409,7 @@ where
                 .to_string(),
             ),
         };
-        self.out.push(RowKind::Error(error));
+        self.out.push_rare(Rare::Error(error));
     }
 
     /// Processes element `e` of chunk `s` (one of this worker's keys).
@@ -514,10 +435,10 @@ where
                 self.rejected += 1;
                 let err = (self.describe)(&r, &self.source_name, line, e.timestamp);
                 self.out
-                    .push(RowKind::Error(ChunkError::Record(Box::new(err))));
+                    .push_rare(Rare::Error(ChunkError::Record(Box::new(err))));
             }
             error => {
-                self.out.push(RowKind::ElementFailed {
+                self.out.push_rare(Rare::ElementFailed {
                     message: error.to_string(),
                     line,
                 });
@@ -598,7 +519,7 @@ where
                 pos: u32::MAX,
                 sub: 1,
             };
-            self.out.push(RowKind::ElementFailed {
+            self.out.push_rare(Rare::ElementFailed {
                 message: format!(
                     "too many window states: a worker holds {} ({} window states, {} elements) \
                      > {max}, its share of the limit on window states (windowctl's \
