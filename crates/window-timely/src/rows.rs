@@ -12,7 +12,7 @@
 //! elements, bad records, failures) in side lists.
 
 use serde::{Deserialize, Serialize};
-use window_core::{AnyWindow, Number, Window};
+use window_core::{AnyWindow, Number, Window, WindowOutput};
 use window_io::KeyId;
 use window_job::JobResult;
 
@@ -233,6 +233,46 @@ impl Rows {
             _ => self.windows[row.window as usize].max_timestamp(),
         };
         (self.moments[row.moment as usize].0, end, row.rank)
+    }
+
+    /// Writes the rows from `from` on to `out`, up to the first rare row (bad records and
+    /// failures go to the writer's error policy, not to `out`); returns that row's index, or
+    /// the number of rows. One worker's rows are written here, in one loop: no row is taken
+    /// out of the block on its own.
+    pub(crate) fn write_plain<O>(&mut self, from: usize, out: &mut O) -> usize
+    where
+        O: WindowOutput<KeyId, AnyWindow, Number, JobResult>,
+    {
+        for i in from..self.rows.len() {
+            let row = self.rows[i];
+            let watermark = self.moments[row.moment as usize].1;
+            let result = match row.kind {
+                Kind::Number => JobResult::Number(Some(f64::from_bits(row.value))),
+                Kind::NoValue => JobResult::Number(None),
+                Kind::Integer => JobResult::Integer(i128::from(row.value as i64)),
+                Kind::Result => std::mem::replace(
+                    &mut self.results[row.value as usize],
+                    JobResult::Number(None),
+                ),
+                Kind::Emptied => {
+                    out.emptied(&row.key, &self.windows[row.window as usize], watermark);
+                    continue;
+                }
+                Kind::Late => {
+                    let (timestamp, value) = self.lates[row.value as usize];
+                    out.late(row.key, timestamp, value, watermark);
+                    continue;
+                }
+                Kind::Rare => return i,
+            };
+            out.result(
+                &row.key,
+                &self.windows[row.window as usize],
+                result,
+                watermark,
+            );
+        }
+        self.rows.len()
     }
 
     /// Row `i`, its payload taken out of the block (a rare payload is left empty).

@@ -63,11 +63,13 @@ where
         // one place) are written in one order, whichever worker's rows came first.
         runs.sort_by_key(|r| r.worker);
         if let [run] = &mut runs[..] {
-            for i in 0..run.len() {
-                if self.failure.is_some() {
-                    break;
+            let mut i = 0;
+            while i < run.len() && self.failure.is_none() {
+                i = run.write_plain(i, &mut self.out);
+                if i < run.len() {
+                    self.write_row(run, i);
+                    i += 1;
                 }
-                self.write_row(run, i);
             }
         } else {
             self.merge(&mut runs);

@@ -76,6 +76,8 @@ pub(crate) struct Tagger {
     /// Where each key (by id) first appears in the input: `chunk << 32 | place` of its first
     /// element; `u64::MAX` for a key not met yet.
     ranks: Vec<u64>,
+    /// A bit per key (by id): whether it has a rank.
+    seen: Vec<u64>,
     /// The (window end, rank) of the last row of the current watermark step.
     step_last: (i64, u64),
     /// Whether a row of the current watermark step came before the one pushed ahead of it.
@@ -105,13 +107,27 @@ impl Tagger {
     /// place in the input, which is the same whichever worker owns the key (all its elements
     /// go to that worker, in input order), so ordering by it is the same for any number of
     /// workers; it is also the order in which keys first appear, which a reader expects.
+    /// Whether a key was met is looked up in a bit set (a bit per key, in the cache), not in
+    /// the ranks (8 bytes per key, a cache miss per element on a job of many keys).
+    #[inline]
     pub(crate) fn first_seen(&mut self, key: KeyId, chunk: u64, idx: u32) {
         let i = key.index();
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        if self.seen.get(word).is_some_and(|w| w & bit != 0) {
+            return;
+        }
+        self.set_rank(i, (chunk << 32) | u64::from(idx));
+    }
+
+    /// Gives key `i` rank `rank` (and notes it met) unless it has one.
+    fn set_rank(&mut self, i: usize, rank: u64) {
         if i >= self.ranks.len() {
             self.ranks.resize(i + 1, u64::MAX);
+            self.seen.resize(i / 64 + 1, 0);
         }
         if self.ranks[i] == u64::MAX {
-            self.ranks[i] = (chunk << 32) | u64::from(idx);
+            self.ranks[i] = rank;
+            self.seen[i / 64] |= 1u64 << (i % 64);
         }
     }
 
@@ -324,12 +340,7 @@ where
             }
         }
         for (text, rank) in &cut.ranks {
-            let key = keys.intern(text);
-            let i = key.index();
-            if i >= self.out.ranks.len() {
-                self.out.ranks.resize(i + 1, u64::MAX);
-            }
-            self.out.ranks[i] = *rank;
+            self.out.set_rank(keys.intern(text).index(), *rank);
         }
         self.max = cut.max;
         self.watermark = cut.watermark;
