@@ -474,16 +474,17 @@ where
         // Merged in the one-worker order: a bad record read before element `i` is (i, 0),
         // element `i` is (i, 1), the step element `i` makes is (i, 2).
         let (mut r, mut b, mut n) = (0, 0, 0);
+        // Each as `place << 2 | kind` (`u64::MAX`: none left), so the least is the next.
+        let at =
+            |place: Option<u32>, kind: u64| place.map_or(u64::MAX, |p| u64::from(p) << 2 | kind);
         loop {
-            let next = [
-                errors.get(b).map(|x| (x.0, 0)),
-                elements.get(n).map(|e| (e.idx, 1)),
-                s.rises.get(r).map(|x| (x.0, 2)),
-            ];
-            let Some((_, kind)) = next.into_iter().flatten().min() else {
+            let next = at(errors.get(b).map(|x| x.0), 0)
+                .min(at(elements.get(n).map(|e| e.idx), 1))
+                .min(at(s.rises.get(r).map(|x| x.0), 2));
+            if next == u64::MAX {
                 break;
-            };
-            match kind {
+            }
+            match next & 3 {
                 0 => {
                     self.report(s, errors[b].0, &errors[b].1);
                     b += 1;
