@@ -330,8 +330,8 @@ where
     let fail = policy.on_error == window_io::OnError::Fail;
     let mut state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
     state.checkpoint = write;
-    let pool = worker::RowPool::default();
-    let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool), workers)?;
+    let pool = feed::Pools::default();
+    let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool.rows), workers)?;
     let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
         threads: workers as u64,
         process: c.process as u64,
@@ -409,8 +409,8 @@ struct Shared<P> {
     stop: Arc<AtomicBool>,
     /// To the writer thread (worker 0's writer sends).
     to_sink: crossbeam_channel::Sender<ToSink>,
-    /// Row buffers the writer thread emptied.
-    pool: worker::RowPool,
+    /// Row blocks the writer thread emptied, element buffers the workers did.
+    pool: feed::Pools,
     name: Arc<str>,
     delay: i64,
     fail: bool,
@@ -459,7 +459,7 @@ where
     // Each worker holds its share of the limit.
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     let sink = (index == 0).then(|| shared.to_sink.clone());
-    window.out.pool = Some(Arc::clone(&shared.pool));
+    window.out.pool = Some(Arc::clone(&shared.pool.rows));
     let first = shared.first_chunk;
     if let Some(cut) = &shared.resume {
         if let Err(message) = window.resume(cut, &shared.keys) {
@@ -481,6 +481,7 @@ where
             stop: Arc::clone(&shared.stop),
             cuts: shared.cuts.clone(),
             first,
+            pool: shared.pool.elements.clone(),
         };
         let rows = window_operator(elements, summaries, window, ctx);
         let cuts = shared.cuts.clone().filter(|_| index == 0);
@@ -608,6 +609,8 @@ struct OperatorContext<P> {
     cuts: Option<Arc<cut::Cuts>>,
     /// The run's first chunk.
     first: u64,
+    /// Where a chunk's element buffer goes once processed.
+    pool: feed::ElementPool,
 }
 
 /// A worker's counters at its end.
@@ -673,6 +676,7 @@ where
                     halted.clone_from(&s.halt);
                 }
                 window.chunk(&s, &mut mine);
+                ctx.pool.give(mine);
                 ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.
                 let left = cut::leave(ctx.cuts.as_deref(), next, &s, &window);
