@@ -123,7 +123,7 @@ impl Rows {
 
     /// The index of moment `(order, watermark)`: the last one's if it is the same.
     #[inline]
-    fn moment(&mut self, order: Order, watermark: i64) -> u32 {
+    pub(crate) fn moment(&mut self, order: Order, watermark: i64) -> u32 {
         if self.moments.last() != Some(&(order, watermark)) {
             self.moments.push((order, watermark));
         }
@@ -139,15 +139,14 @@ impl Rows {
         (self.windows.len() - 1) as u32
     }
 
-    /// Adds a result (`rank` its tie-break).
+    /// Adds a result (ranked by [`Rows::rank_step`] if a watermark step fired it).
     #[inline]
     pub(crate) fn push_result(
         &mut self,
         key: KeyId,
         window: &AnyWindow,
         result: JobResult,
-        at: (Order, i64),
-        rank: u64,
+        at: u32,
     ) {
         let (kind, value) = match result {
             JobResult::Number(Some(v)) => (Kind::Number, v.to_bits()),
@@ -159,55 +158,68 @@ impl Rows {
             }
         };
         let window = self.window(window);
-        self.push(key, kind, value, window, at, rank);
+        self.push(key, kind, value, window, at);
     }
 
-    /// Adds an empty result (`rank` its tie-break).
+    /// Adds an empty result (ranked by [`Rows::rank_step`] if a watermark step fired it).
     #[inline]
-    pub(crate) fn push_emptied(
-        &mut self,
-        key: KeyId,
-        window: &AnyWindow,
-        at: (Order, i64),
-        rank: u64,
-    ) {
+    pub(crate) fn push_emptied(&mut self, key: KeyId, window: &AnyWindow, at: u32) {
         let window = self.window(window);
-        self.push(key, Kind::Emptied, 0, window, at, rank);
+        self.push(key, Kind::Emptied, 0, window, at);
     }
 
     /// Adds a late element.
-    pub(crate) fn push_late(&mut self, key: KeyId, late: (i64, Number), at: (Order, i64)) {
+    pub(crate) fn push_late(&mut self, key: KeyId, late: (i64, Number), at: u32) {
         self.lates.push(late);
         let value = (self.lates.len() - 1) as u64;
-        self.push(key, Kind::Late, value, 0, at, 0);
+        self.push(key, Kind::Late, value, 0, at);
     }
 
     /// Adds a bad record, a failed read or a failed element.
-    pub(crate) fn push_rare(&mut self, rare: Rare, order: Order) {
+    pub(crate) fn push_rare(&mut self, rare: Rare, at: u32) {
         self.rare.push(rare);
         let value = (self.rare.len() - 1) as u64;
-        self.push(KeyId::default(), Kind::Rare, value, 0, (order, i64::MIN), 0);
+        self.push(KeyId::default(), Kind::Rare, value, 0, at);
     }
 
     #[inline]
-    fn push(
-        &mut self,
-        key: KeyId,
-        kind: Kind,
-        value: u64,
-        window: u32,
-        at: (Order, i64),
-        rank: u64,
-    ) {
-        let moment = self.moment(at.0, at.1);
+    fn push(&mut self, key: KeyId, kind: Kind, value: u64, window: u32, at: u32) {
         self.rows.push(Dense {
             key,
-            moment,
+            moment: at,
             window,
             kind,
             value,
-            rank,
+            rank: 0,
         });
+    }
+
+    /// Gives the results and empty results from `from` on (the rows of one watermark step) the
+    /// rank of their key in `ranks` (`u64::MAX` for a key without one), and says whether the
+    /// rows are out of the canonical order ([`Rows::canonical`]).
+    pub(crate) fn rank_step(&mut self, from: usize, ranks: &[u64]) -> bool {
+        let mut last = (i64::MIN, 0);
+        let mut unsorted = false;
+        // The end of the last window met (rows of a step mostly share their window).
+        let mut end = (u32::MAX, i64::MIN);
+        for row in &mut self.rows[from..] {
+            let here = match row.kind {
+                Kind::Late | Kind::Rare => (i64::MIN, 0),
+                _ => {
+                    if row.window != end.0 {
+                        end = (
+                            row.window,
+                            self.windows[row.window as usize].max_timestamp(),
+                        );
+                    }
+                    row.rank = ranks.get(row.key.index()).copied().unwrap_or(u64::MAX);
+                    (end.1, row.rank)
+                }
+            };
+            unsorted |= here < last;
+            last = here;
+        }
+        unsorted
     }
 
     /// Puts the rows from `from` on in the order of `places` (each an index of one of them).

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use window_core::{
-    time, AnyWindow, ElementError, HeldState, Number, Rejected, Timestamp, Window,
-    WindowComputation, WindowOutput,
+    time, AnyWindow, ElementError, HeldState, Number, Rejected, Timestamp, WindowComputation,
+    WindowOutput,
 };
 use window_io::{InputError, KeyId};
 use window_job::JobResult;
@@ -70,7 +70,11 @@ pub(crate) type RowPool = Arc<parking_lot::Mutex<Vec<Rows>>>;
 /// The output a worker's computation writes to: rows tagged with the current [`Order`].
 #[derive(Debug, Default)]
 pub(crate) struct Tagger {
-    pub(crate) order: Order,
+    /// The moment of the rows pushed next ([`Tagger::set_order`]).
+    order: Order,
+    /// The watermark of the last row pushed and its moment's index in `rows`, while `order`
+    /// and the block stay the same: most rows of a moment share it, so they look nothing up.
+    moment: Option<(i64, u32)>,
     pub(crate) rows: Rows,
     worker: u32,
     /// Where each key (by id) first appears in the input: `chunk << 32 | place` of its first
@@ -78,10 +82,6 @@ pub(crate) struct Tagger {
     ranks: Vec<u64>,
     /// A bit per key (by id): whether it has a rank.
     seen: Vec<u64>,
-    /// The (window end, rank) of the last row of the current watermark step.
-    step_last: (i64, u64),
-    /// Whether a row of the current watermark step came before the one pushed ahead of it.
-    step_unsorted: bool,
     /// An unsorted step's rows as `(window end, rank, place in rows)`: what
     /// [`Tagger::sort_step`] sorts (kept for its capacity).
     step_keys: Vec<(i64, u64, u32)>,
@@ -98,8 +98,27 @@ impl Tagger {
         Self {
             worker,
             rows,
-            step_last: (i64::MIN, 0),
             ..Self::default()
+        }
+    }
+
+    /// Makes `order` the moment of the rows pushed next.
+    #[inline]
+    pub(crate) fn set_order(&mut self, order: Order) {
+        self.order = order;
+        self.moment = None;
+    }
+
+    /// The index in `rows` of the current moment with `watermark`.
+    #[inline]
+    fn moment(&mut self, watermark: i64) -> u32 {
+        match self.moment {
+            Some((w, at)) if w == watermark => at,
+            _ => {
+                let at = self.rows.moment(self.order, watermark);
+                self.moment = Some((watermark, at));
+                at
+            }
         }
     }
 
@@ -142,49 +161,28 @@ impl Tagger {
             .and_then(|p| p.lock().pop())
             .unwrap_or_else(|| Rows::with_capacity(capacity));
         next.worker = self.worker;
+        self.moment = None;
         std::mem::replace(&mut self.rows, next)
-    }
-
-    /// Notes a row of sort key `(end, rank)` about to be pushed: in a watermark step, whether
-    /// the step stays in the canonical order, noted as it fires (no second pass over its rows;
-    /// the same key as [`Rows::canonical`]'s).
-    #[inline]
-    fn note(&mut self, end: i64, rank: u64) {
-        if self.order.phase == 0 {
-            self.step_unsorted |= (end, rank) < self.step_last;
-            self.step_last = (end, rank);
-        }
-    }
-
-    /// The rank a result or empty result of `key` in `window` is ordered by (0 outside a
-    /// watermark step), noted.
-    #[inline]
-    fn rank(&mut self, key: KeyId, window: &AnyWindow) -> u64 {
-        if self.order.phase != 0 {
-            return 0;
-        }
-        let rank = self.ranks.get(key.index()).copied().unwrap_or(u64::MAX);
-        self.note(window.max_timestamp(), rank);
-        rank
     }
 
     /// Adds a bad record, a failed read or a failed element.
     pub(crate) fn push_rare(&mut self, rare: Rare) {
-        self.note(i64::MIN, 0);
-        self.rows.push_rare(rare, self.order);
+        let at = self.moment(i64::MIN);
+        self.rows.push_rare(rare, at);
     }
 
-    /// Sorts the rows from `from` on, the rows of one watermark step just fired, into the
-    /// canonical order ([`Rows::canonical`]; rows of one key keep their emission order), so
-    /// that the writer only merges the workers' rows. Called right after the step, while its
-    /// rows are still in the cache. A step already in order (one key group's computation fires
-    /// a step's windows in the order its keys came) is left alone: whether it is,
-    /// [`Tagger::note`] notes as the rows come. Otherwise (rows of several key groups) the
+    /// Ranks the rows from `from` on, the rows of one watermark step just fired, and sorts them
+    /// into the canonical order ([`Rows::canonical`]; rows of one key keep their emission
+    /// order), so that the writer only merges the workers' rows. Called right after the step,
+    /// while its rows are still in the cache: the ranks are looked up in one loop over them
+    /// ([`Rows::rank_step`], where the lookups' cache misses overlap), not as each row is
+    /// pushed. A step already in order (one key group's computation fires a step's windows in
+    /// the order its keys came) is left alone. Otherwise (rows of several key groups) the
     /// step's keys are sorted, with each row's place as the last key (so ties keep their
     /// order), and the rows (32 bytes each) gathered in that order. Every row of the step has
     /// the moment of the step (phase 0).
     pub(crate) fn sort_step(&mut self, from: usize) {
-        if self.step_unsorted {
+        if self.rows.rank_step(from, &self.ranks) {
             let mut keys = std::mem::take(&mut self.step_keys);
             keys.clear();
             keys.extend((from..self.rows.len()).map(|i| {
@@ -200,29 +198,24 @@ impl Tagger {
             self.rows.permute(from, places, &mut self.scratch);
             self.step_keys = keys;
         }
-        self.step_unsorted = false;
-        self.step_last = (i64::MIN, 0);
     }
 }
 
 impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for Tagger {
     #[inline]
     fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, watermark: Timestamp) {
-        let rank = self.rank(*key, window);
-        let at = (self.order, watermark);
-        self.rows.push_result(*key, window, result, at, rank);
+        let at = self.moment(watermark);
+        self.rows.push_result(*key, window, result, at);
     }
 
     fn late(&mut self, key: KeyId, timestamp: Timestamp, value: Number, watermark: Timestamp) {
-        self.note(i64::MIN, 0);
-        let at = (self.order, watermark);
+        let at = self.moment(watermark);
         self.rows.push_late(key, (timestamp, value), at);
     }
 
     fn emptied(&mut self, key: &KeyId, window: &AnyWindow, watermark: Timestamp) {
-        let rank = self.rank(*key, window);
-        let at = (self.order, watermark);
-        self.rows.push_emptied(*key, window, at, rank);
+        let at = self.moment(watermark);
+        self.rows.push_emptied(*key, window, at);
     }
 }
 
@@ -354,12 +347,12 @@ where
 
     /// Stops the job here with `message` (written where the next rows go).
     pub(crate) fn fail(&mut self, message: String) {
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: self.watermark,
             phase: 1,
             pos: 0,
             sub: 0,
-        };
+        });
         self.out.push_rare(Rare::ElementFailed { message, line: 0 });
         self.stopped = true;
     }
@@ -376,10 +369,10 @@ where
         let w = time::sub(time::sub(max, self.delay), 1);
         if w > self.watermark {
             self.watermark = w;
-            self.out.order = Order {
+            self.out.set_order(Order {
                 watermark: w,
                 ..Order::default()
-            };
+            });
             let from = self.out.rows.len();
             self.comp.process_watermark(w, &mut self.out);
             self.out.sort_step(from);
@@ -393,12 +386,12 @@ where
 
     /// Passes bad record `error` at element place `pos` on (the reporter only).
     fn report(&mut self, s: &Summary, pos: u32, error: &ChunkError) {
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: self.watermark,
             phase: 1,
             pos,
             sub: 0,
-        };
+        });
         let error = match error {
             ChunkError::Record(e) => {
                 let mut e = e.clone();
@@ -426,12 +419,12 @@ where
     /// Processes element `e` of chunk `s` (one of this worker's keys).
     fn element(&mut self, s: &Summary, e: &Element) {
         self.out.first_seen(e.key, s.chunk, e.idx);
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: self.watermark,
             phase: 1,
             pos: e.idx,
             sub: 1,
-        };
+        });
         let Err(r) = self
             .comp
             .process_element(e.key, e.value, e.timestamp, &mut self.out)
@@ -525,12 +518,12 @@ where
         }
         let Some(max) = self.max_held else { return };
         if held.entries() > max && !self.stopped {
-            self.out.order = Order {
+            self.out.set_order(Order {
                 watermark: self.watermark,
                 phase: 1,
                 pos: u32::MAX,
                 sub: 1,
-            };
+            });
             self.out.push_rare(Rare::ElementFailed {
                 message: format!(
                     "too many window states: a worker holds {} ({} window states, {} elements) \
@@ -572,10 +565,10 @@ where
             }
             _ => i64::MAX,
         };
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: w,
             ..Order::default()
-        };
+        });
         self.watermark = w;
         let from = self.out.rows.len();
         self.comp.process_watermark(w, &mut self.out);
