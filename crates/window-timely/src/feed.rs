@@ -11,6 +11,40 @@ use crate::groups::{owner, GroupOf};
 use crate::parse::{self, Element, Summary};
 use crate::{JobParts, Shared, PARSED_AHEAD};
 
+/// The buffers the threads of a run hand back to be filled again: a fresh buffer for every
+/// chunk costs its growth (copies) and the page faults of its first use (perf, the Flink job:
+/// `clear_page_erms` and `memmove` on the parser's thread).
+#[derive(Clone, Default)]
+pub(crate) struct Pools {
+    /// Row blocks the writer thread emptied.
+    pub(crate) rows: crate::worker::RowPool,
+    /// Element buffers the workers emptied.
+    pub(crate) elements: ElementPool,
+}
+
+/// Emptied element buffers, for the parsers to fill again.
+#[derive(Clone, Default)]
+pub(crate) struct ElementPool(Arc<parking_lot::Mutex<Vec<Vec<Element>>>>);
+
+/// At most this many element buffers wait in the pool (about what is in flight).
+const MAX_POOLED: usize = 16;
+
+impl ElementPool {
+    /// An emptied buffer, or a new one.
+    pub(crate) fn take(&self) -> Vec<Element> {
+        self.0.lock().pop().unwrap_or_default()
+    }
+
+    /// Gives `buffer` back, emptied (dropped if the pool is full).
+    pub(crate) fn give(&self, mut buffer: Vec<Element>) {
+        buffer.clear();
+        let mut pool = self.0.lock();
+        if pool.len() < MAX_POOLED && buffer.capacity() > 0 {
+            pool.push(buffer);
+        }
+    }
+}
+
 /// A worker's parsed chunks: parsed on a thread of their own, a few chunks ahead, so that
 /// parsing and windowing use two cores even with one worker (as the single-threaded runtime's
 /// reader thread does); parsed in place if that thread cannot be started.
@@ -35,6 +69,8 @@ pub(crate) struct Parser<P> {
     done: bool,
     /// Each key's group, whose owner its elements go to.
     groups: GroupOf,
+    /// Element buffers the workers emptied.
+    pool: ElementPool,
 }
 
 impl<P: JobParts> Parser<P> {
@@ -51,6 +87,7 @@ impl<P: JobParts> Parser<P> {
             peers,
             done: false,
             groups: GroupOf::new(Arc::clone(&shared.keys), shared.key_groups),
+            pool: shared.pool.elements.clone(),
         }
     }
 
@@ -68,6 +105,7 @@ impl<P: JobParts> Parser<P> {
                 let make = |bytes| parts.reader(bytes);
                 Some(parse::parse(
                     c,
+                    self.pool.take(),
                     &make,
                     &self.keys,
                     &mut self.cache,
@@ -82,16 +120,19 @@ impl<P: JobParts> Parser<P> {
     }
 
     /// `elements` as one part per worker that gets any (in input order within each).
-    fn cut(&mut self, elements: Vec<Element>) -> Vec<Part> {
+    fn cut(&mut self, mut elements: Vec<Element>) -> Vec<Part> {
         if self.peers == 1 {
             return vec![(0, elements)];
         }
-        let mut parts: Vec<Part> = (0..self.peers as u32).map(|w| (w, Vec::new())).collect();
-        for e in elements {
+        let mut parts: Vec<Part> = (0..self.peers as u32)
+            .map(|w| (w, self.pool.take()))
+            .collect();
+        for e in elements.drain(..) {
             let g = self.groups.of(e.key);
             let to = u64::from(owner(g, self.groups.groups(), self.peers as u32));
             parts[to as usize].1.push(e);
         }
+        self.pool.give(elements);
         parts.retain(|p| !p.1.is_empty());
         parts
     }

@@ -143,6 +143,11 @@ where
     /// The index in `comps` of `key`'s group.
     #[inline]
     fn slot(&mut self, key: KeyId) -> usize {
+        // One group (no checkpoints: one per worker): every key this worker gets is in it, and
+        // the lookup of the key's group (a cache miss per element on many keys) is not needed.
+        if self.comps.len() == 1 {
+            return 0;
+        }
         let g = self.group_of.of(key);
         debug_assert!(
             g >= self.first && ((g - self.first) as usize) < self.comps.len(),

@@ -48,6 +48,7 @@ mod feed;
 mod gather;
 pub mod groups;
 mod parse;
+mod rows;
 mod sink;
 mod wire;
 mod worker;
@@ -77,8 +78,9 @@ use end::{outcome, HashRead, WorkerEnd};
 use feed::{Feed, Part};
 use groups::{GroupOf, KeyGroups};
 use parse::{Element, Summary};
+use rows::Rows as RowBlock;
 use sink::{SinkState, SinkThread, ToSink};
-use worker::{Row, WindowWorker};
+use worker::WindowWorker;
 
 /// The timestamp of the rows of the first step of the final watermark (step `k` at `FINAL + k`).
 const FINAL: u64 = u64::MAX / 2;
@@ -328,8 +330,8 @@ where
     let fail = policy.on_error == window_io::OnError::Fail;
     let mut state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
     state.checkpoint = write;
-    let pool = worker::RowPool::default();
-    let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool), workers)?;
+    let pool = feed::Pools::default();
+    let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool.rows), workers)?;
     let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
         threads: workers as u64,
         process: c.process as u64,
@@ -407,8 +409,8 @@ struct Shared<P> {
     stop: Arc<AtomicBool>,
     /// To the writer thread (worker 0's writer sends).
     to_sink: crossbeam_channel::Sender<ToSink>,
-    /// Row buffers the writer thread emptied.
-    pool: worker::RowPool,
+    /// Row blocks the writer thread emptied, element buffers the workers did.
+    pool: feed::Pools,
     name: Arc<str>,
     delay: i64,
     fail: bool,
@@ -457,7 +459,7 @@ where
     // Each worker holds its share of the limit.
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     let sink = (index == 0).then(|| shared.to_sink.clone());
-    window.out.pool = Some(Arc::clone(&shared.pool));
+    window.out.pool = Some(Arc::clone(&shared.pool.rows));
     let first = shared.first_chunk;
     if let Some(cut) = &shared.resume {
         if let Err(message) = window.resume(cut, &shared.keys) {
@@ -479,6 +481,7 @@ where
             stop: Arc::clone(&shared.stop),
             cuts: shared.cuts.clone(),
             first,
+            pool: shared.pool.elements.clone(),
         };
         let rows = window_operator(elements, summaries, window, ctx);
         let cuts = shared.cuts.clone().filter(|_| index == 0);
@@ -584,7 +587,7 @@ fn end_of_worker_run<P>(
 type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Part>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
 /// Each element: one worker's rows of one timestamp, moved whole (never copied row by row).
-type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<Vec<Row>>>;
+type Rows<'s> = timely::dataflow::Stream<'s, u64, Vec<RowBlock>>;
 
 /// What the window operator needs besides its inputs and its computation.
 struct OperatorContext<P> {
@@ -606,6 +609,8 @@ struct OperatorContext<P> {
     cuts: Option<Arc<cut::Cuts>>,
     /// The run's first chunk.
     first: u64,
+    /// Where a chunk's element buffer goes once processed.
+    pool: feed::ElementPool,
 }
 
 /// A worker's counters at its end.
@@ -671,6 +676,7 @@ where
                     halted.clone_from(&s.halt);
                 }
                 window.chunk(&s, &mut mine);
+                ctx.pool.give(mine);
                 ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.
                 let left = cut::leave(ctx.cuts.as_deref(), next, &s, &window);
@@ -746,10 +752,10 @@ fn writer<'s>(
 ) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
     type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
     rows.unary_frontier::<Nothing, _, _, _>(
-        Exchange::new(|_: &Vec<Row>| 0u64),
+        Exchange::new(|_: &RowBlock| 0u64),
         "Write",
         move |_cap, _info| {
-            let mut held: BTreeMap<u64, (Capability<u64>, Vec<Vec<Row>>)> = BTreeMap::new();
+            let mut held: BTreeMap<u64, (Capability<u64>, Vec<RowBlock>)> = BTreeMap::new();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     if let (Some(&t), Some(c)) =

@@ -76,9 +76,11 @@ pub(crate) struct Summary {
 pub(crate) type MakeReader<'a> = dyn Fn(Vec<u8>) -> EventReader + 'a;
 
 /// Parses `chunk` with a reader of `make`, its keys interned in `dictionary` through the
-/// worker's cache `keys`; `fail` when the first bad record stops the job.
+/// worker's cache `keys`, into `elements` (an emptied buffer); `fail` when the first bad record
+/// stops the job.
 pub(crate) fn parse(
     chunk: Chunk,
+    mut elements: Vec<Element>,
     make: &MakeReader<'_>,
     dictionary: &Arc<KeyDictionary>,
     keys: &mut KeyCache,
@@ -102,7 +104,7 @@ pub(crate) fn parse(
         end: chunk.end,
         halt: None,
     };
-    let mut elements = Vec::new();
+    elements.clear();
     let mut batch: Vec<Event<KeyId>> = Vec::with_capacity(window_io::batch::MAX_BATCH);
     let mut max = i64::MIN;
     loop {

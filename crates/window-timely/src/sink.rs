@@ -10,7 +10,8 @@ use window_io::{ErrorPolicy, KeyId};
 use window_job::JobResult;
 
 use crate::parse::ChunkError;
-use crate::worker::{Row, RowKind, RowPool};
+use crate::rows::{Rare, Rows, Taken};
+use crate::worker::RowPool;
 use timely::dataflow::ProbeHandle;
 
 use crate::{TimelyError, SINK_AHEAD};
@@ -53,29 +54,25 @@ where
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Writes the rows of one chunk (every worker's rows of it: one container per worker, each
-    /// in the canonical order), merged into the canonical order. Rows are written where they
-    /// lie (a row is about 100 bytes; moving each into a merged buffer cost more than writing
-    /// it).
-    /// Returns the runs' buffers (their rows written or not), to be used again.
-    pub(crate) fn write(&mut self, mut runs: Vec<Vec<Row>>) -> Vec<Vec<Row>> {
+    /// Writes the rows of one chunk (every worker's rows of it: one block per worker, each in
+    /// the canonical order), merged into the canonical order; one worker's rows are written as
+    /// they are. Returns the blocks (their rows written or not), to be used again.
+    pub(crate) fn write(&mut self, mut runs: Vec<Rows>) -> Vec<Rows> {
         runs.retain(|r| !r.is_empty());
         // By worker, so that rows that tie (two workers over their share of the state limit at
         // one place) are written in one order, whichever worker's rows came first.
-        runs.sort_by_key(|r| r[0].worker);
-        let mut at = vec![0usize; runs.len()];
-        while self.failure.is_none() {
-            // The run whose next row comes first (the lowest worker on a tie).
-            let mut best: Option<usize> = None;
-            for (i, run) in runs.iter().enumerate() {
-                let Some(row) = run.get(at[i]) else { continue };
-                if best.is_none_or(|b| row.canonical() < runs[b][at[b]].canonical()) {
-                    best = Some(i);
+        runs.sort_by_key(|r| r.worker);
+        if let [run] = &mut runs[..] {
+            let mut i = 0;
+            while i < run.len() && self.failure.is_none() {
+                i = run.write_plain(i, &mut self.out);
+                if i < run.len() {
+                    self.write_row(run, i);
+                    i += 1;
                 }
             }
-            let Some(b) = best else { break };
-            self.write_row(&mut runs[b][at[b]]);
-            at[b] += 1;
+        } else {
+            self.merge(&mut runs);
         }
         if self.failure.is_none() {
             if let Some(e) = self.out.take_error() {
@@ -83,6 +80,26 @@ where
             }
         }
         runs
+    }
+
+    /// Writes several workers' rows, merged: the run whose next row comes first, the lowest
+    /// worker on a tie (each run's next place in the order kept, not looked up again).
+    fn merge(&mut self, runs: &mut [Rows]) {
+        let mut at = vec![0usize; runs.len()];
+        let mut heads: Vec<Option<_>> = runs.iter().map(|r| Some(r.canonical(0))).collect();
+        while self.failure.is_none() {
+            let mut best: Option<(usize, _)> = None;
+            for (i, head) in heads.iter().enumerate() {
+                let Some(head) = head else { continue };
+                if best.is_none_or(|(_, b)| head < b) {
+                    best = Some((i, head));
+                }
+            }
+            let Some((b, _)) = best else { break };
+            self.write_row(&mut runs[b], at[b]);
+            at[b] += 1;
+            heads[b] = (at[b] < runs[b].len()).then(|| runs[b].canonical(at[b]));
+        }
     }
 
     /// Writes the checkpoint of `cut`, every row before it written (nothing once the job
@@ -104,53 +121,37 @@ where
         }
     }
 
-    /// Writes one row (its parts are taken, not copied).
-    fn write_row(&mut self, row: &mut Row) {
-        match &mut row.kind {
-            RowKind::Result {
-                key,
-                window,
-                result,
-                watermark,
-            } => {
-                let result = std::mem::replace(result, JobResult::Number(None));
-                self.out.result(key, window, result, *watermark);
+    /// Writes row `i` of `run` (its payload is taken, not copied).
+    #[inline]
+    fn write_row(&mut self, run: &mut Rows, i: usize) {
+        match run.take(i) {
+            Taken::Result(key, window, result, watermark) => {
+                self.out.result(&key, window, result, watermark);
             }
-            RowKind::Late {
-                key,
-                timestamp,
-                value,
-                watermark,
-            } => self.out.late(*key, *timestamp, *value, *watermark),
-            RowKind::Emptied {
-                key,
-                window,
-                watermark,
-            } => self.out.emptied(key, window, *watermark),
-            // Rare rows: taken whole.
-            _ => self.write_rare(std::mem::replace(
-                &mut row.kind,
-                RowKind::Error(ChunkError::Failed(String::new())),
-            )),
+            Taken::Emptied(key, window, watermark) => self.out.emptied(&key, window, watermark),
+            Taken::Late(key, timestamp, value, watermark) => {
+                self.out.late(key, timestamp, value, watermark);
+            }
+            Taken::Rare(rare) => self.write_rare(rare),
         }
     }
 
     /// Writes a bad record, a failed read or a failed element.
-    fn write_rare(&mut self, kind: RowKind) {
-        match kind {
-            RowKind::Error(ChunkError::Record(err)) => {
+    fn write_rare(&mut self, rare: Rare) {
+        match rare {
+            Rare::Error(ChunkError::Record(err)) => {
                 if let Err(e) = self.policy.handle(*err) {
                     self.fail(TimelyError::Input(e));
                 }
             }
-            RowKind::Error(ChunkError::Failed(message) | ChunkError::ReadFailed(message)) => {
+            Rare::Error(ChunkError::Failed(message) | ChunkError::ReadFailed(message)) => {
                 let source_name = self.source_name.clone();
                 self.fail(TimelyError::Source {
                     source_name,
                     message,
                 });
             }
-            RowKind::ElementFailed { message, line } => {
+            Rare::ElementFailed { message, line } => {
                 let source_name = self.source_name.clone();
                 self.fail(TimelyError::Element {
                     message,
@@ -158,17 +159,15 @@ where
                     line,
                 });
             }
-            // Written by `write_row`, never taken.
-            RowKind::Result { .. } | RowKind::Late { .. } | RowKind::Emptied { .. } => {}
         }
     }
 }
 
 /// What worker 0's writer hands to the writer thread.
 pub(crate) enum ToSink {
-    /// Every worker's rows of one timestamp (one container per worker, each in the canonical
+    /// Every worker's rows of one timestamp (one block per worker, each in the canonical
     /// order).
-    Rows(Vec<Vec<Row>>),
+    Rows(Vec<Rows>),
     /// The cut after the rows before it: a checkpoint to write (`Ok(None)`: a part is missing,
     /// the job stopped on a worker; `Err`: a part failed).
     Cut(Result<Option<crate::cut::Cut>, String>),

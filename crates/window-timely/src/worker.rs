@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use window_core::{
-    time, AnyWindow, ElementError, HeldState, Number, Rejected, Timestamp, Window,
-    WindowComputation, WindowOutput,
+    time, AnyWindow, ElementError, HeldState, Number, Rejected, Timestamp, WindowComputation,
+    WindowOutput,
 };
 use window_io::{InputError, KeyId};
 use window_job::JobResult;
@@ -22,6 +22,7 @@ use window_job::JobResult;
 use crate::cut::{Cut, Part};
 use crate::groups::KeyGroups;
 use crate::parse::{ChunkError, Element, Summary};
+use crate::rows::{Dense, Rare, Rows};
 
 /// When, in the one-worker run, a row was emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -47,38 +48,6 @@ impl Default for Order {
     }
 }
 
-/// What a row says.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) enum RowKind {
-    /// A window result.
-    Result {
-        #[serde(with = "crate::wire::key_text")]
-        key: KeyId,
-        window: AnyWindow,
-        result: JobResult,
-        watermark: i64,
-    },
-    /// A late element, for the side output.
-    Late {
-        #[serde(with = "crate::wire::key_text")]
-        key: KeyId,
-        timestamp: i64,
-        value: Number,
-        watermark: i64,
-    },
-    /// A key window or slice emitted empty.
-    Emptied {
-        #[serde(with = "crate::wire::key_text")]
-        key: KeyId,
-        window: AnyWindow,
-        watermark: i64,
-    },
-    /// A bad record or a rejected element, for the error policy; or a failed read.
-    Error(ChunkError),
-    /// An element the computation cannot go on with: the job stops here.
-    ElementFailed { message: String, line: u64 },
-}
-
 /// How the final watermark goes to `i64::MAX` in steps (see [`WindowWorker::finish_step`]):
 /// steps of `stride` ms up to `horizon` ms past the maximum event time (a sliding window's slide
 /// and size), then `i64::MAX`.
@@ -93,83 +62,63 @@ pub struct FinalSteps {
 /// At most this many steps of the final watermark before `i64::MAX`.
 const MAX_FINAL_STEPS: i64 = 4096;
 
-/// One output row on its way to the writer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Row {
-    pub(crate) order: Order,
-    /// The worker that emitted it (the writer merges each worker's rows, which are in order).
-    pub(crate) worker: u32,
-    /// For results and empty results fired by a watermark step: where the key first appears in
-    /// the input ([`Tagger::first_seen`]); 0 for other rows.
-    pub(crate) rank: u64,
-    pub(crate) kind: RowKind,
-}
-
-impl Row {
-    /// A row that says nothing, left where a row was moved out.
-    fn placeholder() -> Self {
-        Row {
-            order: Order::default(),
-            worker: 0,
-            rank: 0,
-            kind: RowKind::Error(ChunkError::Failed(String::new())),
-        }
-    }
-
-    /// The key and window of a result or an empty result.
-    pub(crate) fn key_window(&self) -> Option<(KeyId, AnyWindow)> {
-        match &self.kind {
-            RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. } => {
-                Some((*key, *window))
-            }
-            _ => None,
-        }
-    }
-
-    /// The row's place in the canonical order: its moment, and within a watermark step its
-    /// window end and its key's first appearance in the input (distinct keys, distinct ranks).
-    /// Rows that tie are of one key, from one worker: they keep the order it emitted them in.
-    pub(crate) fn canonical(&self) -> (Order, i64, u64) {
-        let end = self
-            .key_window()
-            .map_or(i64::MIN, |(_, w)| w.max_timestamp());
-        (self.order, end, self.rank)
-    }
-}
-
-/// Row buffers the writer thread has written and emptied, for the workers to fill again: a
+/// Row blocks the writer thread has written and emptied, for the workers to fill again: a
 /// fresh buffer for every chunk costs the page faults of its first use (perf: a few per cent of
 /// a worker's time on a job of many rows). Bounded by the writer thread.
-pub(crate) type RowPool = Arc<parking_lot::Mutex<Vec<Vec<Row>>>>;
+pub(crate) type RowPool = Arc<parking_lot::Mutex<Vec<Rows>>>;
 
 /// The output a worker's computation writes to: rows tagged with the current [`Order`].
 #[derive(Debug, Default)]
 pub(crate) struct Tagger {
-    pub(crate) order: Order,
-    pub(crate) rows: Vec<Row>,
+    /// The moment of the rows pushed next ([`Tagger::set_order`]).
+    order: Order,
+    /// The watermark of the last row pushed and its moment's index in `rows`, while `order`
+    /// and the block stay the same: most rows of a moment share it, so they look nothing up.
+    moment: Option<(i64, u32)>,
+    pub(crate) rows: Rows,
     worker: u32,
     /// Where each key (by id) first appears in the input: `chunk << 32 | place` of its first
     /// element; `u64::MAX` for a key not met yet.
     ranks: Vec<u64>,
-    /// The (window end, rank) of the last row of the current watermark step.
-    step_last: (i64, u64),
-    /// Whether a row of the current watermark step came before the one pushed ahead of it.
-    step_unsorted: bool,
-    /// The current watermark step's rows as `(window end, rank, place in rows)`: what
-    /// [`Tagger::sort_step`] sorts (24 bytes each, not the rows themselves).
+    /// A bit per key (by id): whether it has a rank.
+    seen: Vec<u64>,
+    /// An unsorted step's rows as `(window end, rank, place in rows)`: what
+    /// [`Tagger::sort_step`] sorts (kept for its capacity).
     step_keys: Vec<(i64, u64, u32)>,
     /// Where [`Tagger::sort_step`] gathers a step's rows (kept for its capacity).
-    scratch: Vec<Row>,
+    scratch: Vec<Dense>,
     /// Where [`Tagger::take_rows`] finds emptied buffers.
     pub(crate) pool: Option<RowPool>,
 }
 
 impl Tagger {
     pub(crate) fn new(worker: u32) -> Self {
+        let mut rows = Rows::default();
+        rows.worker = worker;
         Self {
             worker,
-            step_last: (i64::MIN, 0),
+            rows,
             ..Self::default()
+        }
+    }
+
+    /// Makes `order` the moment of the rows pushed next.
+    #[inline]
+    pub(crate) fn set_order(&mut self, order: Order) {
+        self.order = order;
+        self.moment = None;
+    }
+
+    /// The index in `rows` of the current moment with `watermark`.
+    #[inline]
+    fn moment(&mut self, watermark: i64) -> u32 {
+        match self.moment {
+            Some((w, at)) if w == watermark => at,
+            _ => {
+                let at = self.rows.moment(self.order, watermark);
+                self.moment = Some((watermark, at));
+                at
+            }
         }
     }
 
@@ -177,115 +126,96 @@ impl Tagger {
     /// place in the input, which is the same whichever worker owns the key (all its elements
     /// go to that worker, in input order), so ordering by it is the same for any number of
     /// workers; it is also the order in which keys first appear, which a reader expects.
+    /// Whether a key was met is looked up in a bit set (a bit per key, in the cache), not in
+    /// the ranks (8 bytes per key, a cache miss per element on a job of many keys).
+    #[inline]
     pub(crate) fn first_seen(&mut self, key: KeyId, chunk: u64, idx: u32) {
         let i = key.index();
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        if self.seen.get(word).is_some_and(|w| w & bit != 0) {
+            return;
+        }
+        self.set_rank(i, (chunk << 32) | u64::from(idx));
+    }
+
+    /// Gives key `i` rank `rank` (and notes it met) unless it has one.
+    fn set_rank(&mut self, i: usize, rank: u64) {
         if i >= self.ranks.len() {
             self.ranks.resize(i + 1, u64::MAX);
+            self.seen.resize(i / 64 + 1, 0);
         }
         if self.ranks[i] == u64::MAX {
-            self.ranks[i] = (chunk << 32) | u64::from(idx);
+            self.ranks[i] = rank;
+            self.seen[i / 64] |= 1u64 << (i % 64);
         }
     }
 
     /// The rows so far, taken whole to be sent on; the next rows go to an emptied buffer from
     /// the pool, or a new one of the same capacity (a chunk's rows are about as many as the
     /// last chunk's).
-    pub(crate) fn take_rows(&mut self) -> Vec<Row> {
+    pub(crate) fn take_rows(&mut self) -> Rows {
         let capacity = self.rows.len();
-        let next = self
+        let mut next = self
             .pool
             .as_ref()
             .and_then(|p| p.lock().pop())
-            .unwrap_or_else(|| Vec::with_capacity(capacity));
+            .unwrap_or_else(|| Rows::with_capacity(capacity));
+        next.worker = self.worker;
+        self.moment = None;
         std::mem::replace(&mut self.rows, next)
     }
 
-    fn push(&mut self, kind: RowKind) {
-        let (end, rank) = match &kind {
-            RowKind::Result { key, window, .. } | RowKind::Emptied { key, window, .. }
-                if self.order.phase == 0 =>
-            {
-                let rank = self.ranks.get(key.index()).copied().unwrap_or(u64::MAX);
-                (window.max_timestamp(), rank)
-            }
-            _ => (i64::MIN, 0),
-        };
-        if self.order.phase == 0 {
-            // Whether the step stays in the canonical order, noted as it fires (no second
-            // pass over its rows); the same key as `Row::canonical`'s.
-            self.step_unsorted |= (end, rank) < self.step_last;
-            self.step_last = (end, rank);
-            self.step_keys.push((end, rank, self.rows.len() as u32));
-        }
-        self.rows.push(Row {
-            order: self.order,
-            worker: self.worker,
-            rank,
-            kind,
-        });
+    /// Adds a bad record, a failed read or a failed element.
+    pub(crate) fn push_rare(&mut self, rare: Rare) {
+        let at = self.moment(i64::MIN);
+        self.rows.push_rare(rare, at);
     }
 
-    /// Sorts the rows from `from` on, the rows of one watermark step just fired, into the
-    /// canonical order ([`Row::canonical`]; rows of one key keep their emission order), so that
-    /// the writer only merges the workers' rows. Called right after the step, while its rows
-    /// are still in the cache. A step already in order (one key group's computation fires a
-    /// step's windows in the order its keys came) is left alone: whether it is, [`Tagger::push`]
-    /// notes as the rows come. Otherwise (rows of several key groups) the step's keys are sorted,
-    /// with each row's place as the last key (so ties keep their order), and the rows gathered
-    /// in that order: each row moves about twice, where sorting the rows (about 110 bytes each)
-    /// moved each many times. Every row of the step has the moment of the step
-    /// (phase 0).
+    /// Ranks the rows from `from` on, the rows of one watermark step just fired, and sorts them
+    /// into the canonical order ([`Rows::canonical`]; rows of one key keep their emission
+    /// order), so that the writer only merges the workers' rows. Called right after the step,
+    /// while its rows are still in the cache: the ranks are looked up in one loop over them
+    /// ([`Rows::rank_step`], where the lookups' cache misses overlap), not as each row is
+    /// pushed. A step already in order (one key group's computation fires a step's windows in
+    /// the order its keys came) is left alone. Otherwise (rows of several key groups) the
+    /// step's keys are sorted, with each row's place as the last key (so ties keep their
+    /// order), and the rows (32 bytes each) gathered in that order. Every row of the step has
+    /// the moment of the step (phase 0).
     pub(crate) fn sort_step(&mut self, from: usize) {
-        if self.step_unsorted {
-            debug_assert_eq!(self.step_keys.len(), self.rows.len() - from);
-            let keys = &mut self.step_keys;
+        if self.rows.rank_step(from, &self.ranks) {
+            let mut keys = std::mem::take(&mut self.step_keys);
+            keys.clear();
+            keys.extend((from..self.rows.len()).map(|i| {
+                let (_, end, rank) = self.rows.canonical(i);
+                (end, rank, i as u32)
+            }));
             // Stable: driftsort finds the runs the key groups fired (each in order) and merges
             // them, where an unstable sort sorted from scratch (cachegrind: 3x the instructions).
             keys.sort();
             // Gathered in the sorted order: each key group's run is read in order (a few
-            // sequential streams), the rows written in order; moving them along the
-            // permutation's cycles instead hit the cache at random (perf: 2x the time).
-            let mut sorted = std::mem::take(&mut self.scratch);
-            sorted.clear();
-            for &(_, _, at) in keys.iter() {
-                let row = &mut self.rows[at as usize];
-                sorted.push(std::mem::replace(row, Row::placeholder()));
-            }
-            self.rows.truncate(from);
-            self.rows.append(&mut sorted);
-            self.scratch = sorted;
+            // sequential streams), the rows written in order.
+            let places = keys.iter().map(|k| k.2 as usize);
+            self.rows.permute(from, places, &mut self.scratch);
+            self.step_keys = keys;
         }
-        self.step_keys.clear();
-        self.step_unsorted = false;
-        self.step_last = (i64::MIN, 0);
     }
 }
 
 impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for Tagger {
+    #[inline]
     fn result(&mut self, key: &KeyId, window: &AnyWindow, result: JobResult, watermark: Timestamp) {
-        self.push(RowKind::Result {
-            key: *key,
-            window: *window,
-            result,
-            watermark,
-        });
+        let at = self.moment(watermark);
+        self.rows.push_result(*key, window, result, at);
     }
 
     fn late(&mut self, key: KeyId, timestamp: Timestamp, value: Number, watermark: Timestamp) {
-        self.push(RowKind::Late {
-            key,
-            timestamp,
-            value,
-            watermark,
-        });
+        let at = self.moment(watermark);
+        self.rows.push_late(key, (timestamp, value), at);
     }
 
     fn emptied(&mut self, key: &KeyId, window: &AnyWindow, watermark: Timestamp) {
-        self.push(RowKind::Emptied {
-            key: *key,
-            window: *window,
-            watermark,
-        });
+        let at = self.moment(watermark);
+        self.rows.push_emptied(*key, window, at);
     }
 }
 
@@ -403,12 +333,7 @@ where
             }
         }
         for (text, rank) in &cut.ranks {
-            let key = keys.intern(text);
-            let i = key.index();
-            if i >= self.out.ranks.len() {
-                self.out.ranks.resize(i + 1, u64::MAX);
-            }
-            self.out.ranks[i] = *rank;
+            self.out.set_rank(keys.intern(text).index(), *rank);
         }
         self.max = cut.max;
         self.watermark = cut.watermark;
@@ -422,13 +347,13 @@ where
 
     /// Stops the job here with `message` (written where the next rows go).
     pub(crate) fn fail(&mut self, message: String) {
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: self.watermark,
             phase: 1,
             pos: 0,
             sub: 0,
-        };
-        self.out.push(RowKind::ElementFailed { message, line: 0 });
+        });
+        self.out.push_rare(Rare::ElementFailed { message, line: 0 });
         self.stopped = true;
     }
 
@@ -444,10 +369,10 @@ where
         let w = time::sub(time::sub(max, self.delay), 1);
         if w > self.watermark {
             self.watermark = w;
-            self.out.order = Order {
+            self.out.set_order(Order {
                 watermark: w,
                 ..Order::default()
-            };
+            });
             let from = self.out.rows.len();
             self.comp.process_watermark(w, &mut self.out);
             self.out.sort_step(from);
@@ -461,12 +386,12 @@ where
 
     /// Passes bad record `error` at element place `pos` on (the reporter only).
     fn report(&mut self, s: &Summary, pos: u32, error: &ChunkError) {
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: self.watermark,
             phase: 1,
             pos,
             sub: 0,
-        };
+        });
         let error = match error {
             ChunkError::Record(e) => {
                 let mut e = e.clone();
@@ -488,18 +413,18 @@ where
                 .to_string(),
             ),
         };
-        self.out.push(RowKind::Error(error));
+        self.out.push_rare(Rare::Error(error));
     }
 
     /// Processes element `e` of chunk `s` (one of this worker's keys).
     fn element(&mut self, s: &Summary, e: &Element) {
         self.out.first_seen(e.key, s.chunk, e.idx);
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: self.watermark,
             phase: 1,
             pos: e.idx,
             sub: 1,
-        };
+        });
         let Err(r) = self
             .comp
             .process_element(e.key, e.value, e.timestamp, &mut self.out)
@@ -514,10 +439,10 @@ where
                 self.rejected += 1;
                 let err = (self.describe)(&r, &self.source_name, line, e.timestamp);
                 self.out
-                    .push(RowKind::Error(ChunkError::Record(Box::new(err))));
+                    .push_rare(Rare::Error(ChunkError::Record(Box::new(err))));
             }
             error => {
-                self.out.push(RowKind::ElementFailed {
+                self.out.push_rare(Rare::ElementFailed {
                     message: error.to_string(),
                     line,
                 });
@@ -542,16 +467,17 @@ where
         // Merged in the one-worker order: a bad record read before element `i` is (i, 0),
         // element `i` is (i, 1), the step element `i` makes is (i, 2).
         let (mut r, mut b, mut n) = (0, 0, 0);
+        // Each as `place << 2 | kind` (`u64::MAX`: none left), so the least is the next.
+        let at =
+            |place: Option<u32>, kind: u64| place.map_or(u64::MAX, |p| u64::from(p) << 2 | kind);
         loop {
-            let next = [
-                errors.get(b).map(|x| (x.0, 0)),
-                elements.get(n).map(|e| (e.idx, 1)),
-                s.rises.get(r).map(|x| (x.0, 2)),
-            ];
-            let Some((_, kind)) = next.into_iter().flatten().min() else {
+            let next = at(errors.get(b).map(|x| x.0), 0)
+                .min(at(elements.get(n).map(|e| e.idx), 1))
+                .min(at(s.rises.get(r).map(|x| x.0), 2));
+            if next == u64::MAX {
                 break;
-            };
-            match kind {
+            }
+            match next & 3 {
                 0 => {
                     self.report(s, errors[b].0, &errors[b].1);
                     b += 1;
@@ -592,13 +518,13 @@ where
         }
         let Some(max) = self.max_held else { return };
         if held.entries() > max && !self.stopped {
-            self.out.order = Order {
+            self.out.set_order(Order {
                 watermark: self.watermark,
                 phase: 1,
                 pos: u32::MAX,
                 sub: 1,
-            };
-            self.out.push(RowKind::ElementFailed {
+            });
+            self.out.push_rare(Rare::ElementFailed {
                 message: format!(
                     "too many window states: a worker holds {} ({} window states, {} elements) \
                      > {max}, its share of the limit on window states (windowctl's \
@@ -639,10 +565,10 @@ where
             }
             _ => i64::MAX,
         };
-        self.out.order = Order {
+        self.out.set_order(Order {
             watermark: w,
             ..Order::default()
-        };
+        });
         self.watermark = w;
         let from = self.out.rows.len();
         self.comp.process_watermark(w, &mut self.out);

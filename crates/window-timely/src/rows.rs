@@ -1,0 +1,333 @@
+//! A worker's output rows, compactly: 32 bytes a row, in blocks.
+//!
+//! Every result a worker's computation emits crosses to the writer thread as a row, so the cost
+//! of a row is paid some ten million times on a job of many keys and small slides. A row was an
+//! enum of every kind of row with its window, its `JobResult` (an `i128` and vectors) and its
+//! moment (about 120 bytes, dropped one by one). Here a row ([`Dense`]) holds only what changes
+//! from row to row, in the spirit of windowctl's output batches: the key, the key's rank (the
+//! canonical order's tie-break), what kind of row it is, a value inline (the bits of an `f64`
+//! result, an integer result that fits in 64 bits) and the indices of its moment and window. The
+//! block ([`Rows`]) stores each moment and each window once per change (the rows of one firing
+//! round share them), and the rare payloads (several numbers, integers beyond 64 bits, late
+//! elements, bad records, failures) in side lists.
+
+use serde::{Deserialize, Serialize};
+use window_core::{AnyWindow, Number, Window, WindowOutput};
+use window_io::KeyId;
+use window_job::JobResult;
+
+use crate::parse::ChunkError;
+use crate::worker::Order;
+
+/// What a [`Dense`] row is, and where its payload lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Kind {
+    /// A result, `value` the bits of its `f64`.
+    Number,
+    /// A result without a value (`JobResult::Number(None)`).
+    NoValue,
+    /// An integer result, `value` the bits of its `i64`.
+    Integer,
+    /// Another result, `value` its index in [`Rows::results`].
+    Result,
+    /// A key window or slice emitted empty.
+    Emptied,
+    /// A late element, `value` its index in [`Rows::lates`].
+    Late,
+    /// A bad record, a failed read or a failed element, `value` its index in [`Rows::rare`].
+    Rare,
+}
+
+/// One row: 32 bytes.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub(crate) struct Dense {
+    #[serde(with = "crate::wire::key_text")]
+    key: KeyId,
+    /// Index of its moment in [`Rows::moments`].
+    moment: u32,
+    /// Index of its window in [`Rows::windows`] (results and empty results).
+    window: u32,
+    kind: Kind,
+    value: u64,
+    /// For results and empty results fired by a watermark step: where the key first appears in
+    /// the input; 0 for other rows.
+    rank: u64,
+}
+
+/// A rare row's payload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum Rare {
+    /// A bad record or a rejected element, for the error policy; or a failed read.
+    Error(ChunkError),
+    /// An element the computation cannot go on with: the job stops here.
+    ElementFailed { message: String, line: u64 },
+}
+
+/// One worker's rows of one chunk (or final step), in the canonical order.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Rows {
+    /// The worker that emitted them (the writer merges each worker's rows).
+    pub(crate) worker: u32,
+    rows: Vec<Dense>,
+    /// The rows' moments with the watermark their output call gave, once per change.
+    moments: Vec<(Order, i64)>,
+    /// The rows' windows, once per change.
+    windows: Vec<AnyWindow>,
+    /// Results with no inline value.
+    results: Vec<JobResult>,
+    /// Late elements: timestamp and value.
+    lates: Vec<(i64, Number)>,
+    rare: Vec<Rare>,
+}
+
+/// A row taken out of a block, as the job's output takes it.
+pub(crate) enum Taken<'a> {
+    /// A result.
+    Result(KeyId, &'a AnyWindow, JobResult, i64),
+    /// A key window or slice emitted empty.
+    Emptied(KeyId, &'a AnyWindow, i64),
+    /// A late element: key, timestamp, value, watermark.
+    Late(KeyId, i64, Number, i64),
+    /// A bad record, a failed read or a failed element.
+    Rare(Rare),
+}
+
+impl Rows {
+    /// An empty block with room for `rows` rows.
+    pub(crate) fn with_capacity(rows: usize) -> Self {
+        Self {
+            rows: Vec::with_capacity(rows),
+            ..Self::default()
+        }
+    }
+
+    /// The number of rows.
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Empties the block, keeping its buffers.
+    pub(crate) fn clear(&mut self) {
+        self.rows.clear();
+        self.moments.clear();
+        self.windows.clear();
+        self.results.clear();
+        self.lates.clear();
+        self.rare.clear();
+    }
+
+    /// The index of moment `(order, watermark)`: the last one's if it is the same.
+    #[inline]
+    pub(crate) fn moment(&mut self, order: Order, watermark: i64) -> u32 {
+        if self.moments.last() != Some(&(order, watermark)) {
+            self.moments.push((order, watermark));
+        }
+        (self.moments.len() - 1) as u32
+    }
+
+    /// The index of `window`: the last one's if it is the same.
+    #[inline]
+    fn window(&mut self, window: &AnyWindow) -> u32 {
+        if self.windows.last() != Some(window) {
+            self.windows.push(*window);
+        }
+        (self.windows.len() - 1) as u32
+    }
+
+    /// Adds a result (ranked by [`Rows::rank_step`] if a watermark step fired it).
+    #[inline]
+    pub(crate) fn push_result(
+        &mut self,
+        key: KeyId,
+        window: &AnyWindow,
+        result: JobResult,
+        at: u32,
+    ) {
+        let (kind, value) = match result {
+            JobResult::Number(Some(v)) => (Kind::Number, v.to_bits()),
+            JobResult::Number(None) => (Kind::NoValue, 0),
+            JobResult::Integer(i) if i64::try_from(i).is_ok() => (Kind::Integer, i as i64 as u64),
+            other => {
+                self.results.push(other);
+                (Kind::Result, (self.results.len() - 1) as u64)
+            }
+        };
+        let window = self.window(window);
+        self.push(key, kind, value, window, at);
+    }
+
+    /// Adds an empty result (ranked by [`Rows::rank_step`] if a watermark step fired it).
+    #[inline]
+    pub(crate) fn push_emptied(&mut self, key: KeyId, window: &AnyWindow, at: u32) {
+        let window = self.window(window);
+        self.push(key, Kind::Emptied, 0, window, at);
+    }
+
+    /// Adds a late element.
+    pub(crate) fn push_late(&mut self, key: KeyId, late: (i64, Number), at: u32) {
+        self.lates.push(late);
+        let value = (self.lates.len() - 1) as u64;
+        self.push(key, Kind::Late, value, 0, at);
+    }
+
+    /// Adds a bad record, a failed read or a failed element.
+    pub(crate) fn push_rare(&mut self, rare: Rare, at: u32) {
+        self.rare.push(rare);
+        let value = (self.rare.len() - 1) as u64;
+        self.push(KeyId::default(), Kind::Rare, value, 0, at);
+    }
+
+    #[inline]
+    fn push(&mut self, key: KeyId, kind: Kind, value: u64, window: u32, at: u32) {
+        self.rows.push(Dense {
+            key,
+            moment: at,
+            window,
+            kind,
+            value,
+            rank: 0,
+        });
+    }
+
+    /// Gives the results and empty results from `from` on (the rows of one watermark step) the
+    /// rank of their key in `ranks` (`u64::MAX` for a key without one), and says whether the
+    /// rows are out of the canonical order ([`Rows::canonical`]).
+    pub(crate) fn rank_step(&mut self, from: usize, ranks: &[u64]) -> bool {
+        let mut last = (i64::MIN, 0);
+        let mut unsorted = false;
+        // The end of the last window met (rows of a step mostly share their window).
+        let mut end = (u32::MAX, i64::MIN);
+        for row in &mut self.rows[from..] {
+            let here = match row.kind {
+                Kind::Late | Kind::Rare => (i64::MIN, 0),
+                _ => {
+                    if row.window != end.0 {
+                        end = (
+                            row.window,
+                            self.windows[row.window as usize].max_timestamp(),
+                        );
+                    }
+                    row.rank = ranks.get(row.key.index()).copied().unwrap_or(u64::MAX);
+                    (end.1, row.rank)
+                }
+            };
+            unsorted |= here < last;
+            last = here;
+        }
+        unsorted
+    }
+
+    /// Puts the rows from `from` on in the order of `places` (each an index of one of them).
+    pub(crate) fn permute(
+        &mut self,
+        from: usize,
+        places: impl Iterator<Item = usize>,
+        scratch: &mut Vec<Dense>,
+    ) {
+        scratch.clear();
+        scratch.extend(places.map(|at| self.rows[at]));
+        self.rows.truncate(from);
+        self.rows.append(scratch);
+    }
+
+    /// Row `i`'s place in the canonical order: its moment, and within a watermark step its
+    /// window end and its key's first appearance in the input. Rows that tie are of one key,
+    /// from one worker: they keep the order it emitted them in.
+    pub(crate) fn canonical(&self, i: usize) -> (Order, i64, u64) {
+        let row = &self.rows[i];
+        let end = match row.kind {
+            Kind::Late | Kind::Rare => i64::MIN,
+            _ => self.windows[row.window as usize].max_timestamp(),
+        };
+        (self.moments[row.moment as usize].0, end, row.rank)
+    }
+
+    /// Writes the rows from `from` on to `out`, up to the first rare row (bad records and
+    /// failures go to the writer's error policy, not to `out`); returns that row's index, or
+    /// the number of rows. One worker's rows are written here, in one loop: no row is taken
+    /// out of the block on its own.
+    pub(crate) fn write_plain<O>(&mut self, from: usize, out: &mut O) -> usize
+    where
+        O: WindowOutput<KeyId, AnyWindow, Number, JobResult>,
+    {
+        for i in from..self.rows.len() {
+            let row = self.rows[i];
+            let watermark = self.moments[row.moment as usize].1;
+            let result = match row.kind {
+                Kind::Number => JobResult::Number(Some(f64::from_bits(row.value))),
+                Kind::NoValue => JobResult::Number(None),
+                Kind::Integer => JobResult::Integer(i128::from(row.value as i64)),
+                Kind::Result => std::mem::replace(
+                    &mut self.results[row.value as usize],
+                    JobResult::Number(None),
+                ),
+                Kind::Emptied => {
+                    out.emptied(&row.key, &self.windows[row.window as usize], watermark);
+                    continue;
+                }
+                Kind::Late => {
+                    let (timestamp, value) = self.lates[row.value as usize];
+                    out.late(row.key, timestamp, value, watermark);
+                    continue;
+                }
+                Kind::Rare => return i,
+            };
+            out.result(
+                &row.key,
+                &self.windows[row.window as usize],
+                result,
+                watermark,
+            );
+        }
+        self.rows.len()
+    }
+
+    /// Row `i`, its payload taken out of the block (a rare payload is left empty).
+    #[inline]
+    pub(crate) fn take(&mut self, i: usize) -> Taken<'_> {
+        let row = self.rows[i];
+        let watermark = self.moments[row.moment as usize].1;
+        let result = match row.kind {
+            Kind::Number => JobResult::Number(Some(f64::from_bits(row.value))),
+            Kind::NoValue => JobResult::Number(None),
+            Kind::Integer => JobResult::Integer(i128::from(row.value as i64)),
+            Kind::Result => std::mem::replace(
+                &mut self.results[row.value as usize],
+                JobResult::Number(None),
+            ),
+            Kind::Emptied => {
+                let window = &self.windows[row.window as usize];
+                return Taken::Emptied(row.key, window, watermark);
+            }
+            Kind::Late => {
+                let (timestamp, value) = self.lates[row.value as usize];
+                return Taken::Late(row.key, timestamp, value, watermark);
+            }
+            Kind::Rare => {
+                let empty = Rare::Error(ChunkError::Failed(String::new()));
+                return Taken::Rare(std::mem::replace(&mut self.rare[row.value as usize], empty));
+            }
+        };
+        Taken::Result(
+            row.key,
+            &self.windows[row.window as usize],
+            result,
+            watermark,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Dense>(), 32);
+    }
+}
