@@ -278,6 +278,25 @@ impl EventReader {
         self
     }
 
+    /// For a CSV stream without a header ([`CsvHeader::Absent`]) that is a part of a longer
+    /// input (a chunk of it, `window-timely`): takes the columns (the field count, and where the
+    /// time, key and value are) from `first_record`, the input's first record (one line, line
+    /// end optional), as a reader of the whole input takes them, instead of from this stream's
+    /// own first record. Call it after the other settings, before the first record. Does
+    /// nothing where the line gives no columns (not UTF-8, not CSV, too few fields): the
+    /// stream's first record gives them then, as before.
+    #[must_use]
+    pub fn with_csv_columns_from(mut self, first_record: &[u8]) -> EventReader {
+        if self.parser.format == InputFormat::Csv && self.parser.header_pending() {
+            let line = first_record.strip_suffix(b"\n").unwrap_or(first_record);
+            let line = strip_cr(line);
+            let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+            // The record itself is not handed out, nor its error: only the columns stay.
+            let _ = self.parser.parse(line);
+        }
+        self
+    }
+
     /// Reads only what `uses` says of each record besides its time: no key (every event has
     /// the empty key), or an optional value (NaN where a record has none). Call it before the
     /// first record.

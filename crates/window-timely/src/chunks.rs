@@ -20,6 +20,11 @@ pub(crate) struct Chunk {
     /// The CSV header line (with its line end) put in front of the chunk's lines, for a chunk
     /// other than the first one of a CSV input with a header; empty otherwise.
     pub(crate) header: Vec<u8>,
+    /// For a CSV input without a header, the input's first record (with its line end), from
+    /// which a chunk after the one that holds it takes its columns (the field count and where
+    /// the time, key and value are), as one reader of the whole input takes them from that
+    /// record ([`window_io::EventReader::with_csv_columns_from`]); empty otherwise.
+    pub(crate) columns_from: Vec<u8>,
     /// The chunk's lines, with their line ends (the last one of the input may have none).
     pub(crate) lines: Vec<u8>,
     /// Set when a checkpoint follows this chunk: where it ends ([`crate::cut`]).
@@ -46,6 +51,9 @@ pub(crate) struct Chunker {
     chunk_bytes: usize,
     /// Whether the input is CSV with a header line that later chunks need in front.
     csv_header: bool,
+    /// Whether the input is CSV without a header: later chunks take their columns from its
+    /// first record ([`Chunk::columns_from`]).
+    csv_columns: bool,
     /// Which chunks this process's workers take; the others are read (the cut needs every
     /// byte before it) and dropped.
     share: Share,
@@ -157,6 +165,7 @@ impl Chunker {
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv_header,
+            csv_columns: csv.is_some() && !csv_header,
             share,
         }
     }
@@ -217,13 +226,16 @@ impl Chunker {
         let index = s.next;
         // The header is the input's first non-blank line: the chunks after the one that holds
         // it get it in front.
-        let header = match &s.header {
-            Some(h) => h.clone(),
+        // Without a header, the first non-blank line is the first record: later chunks take
+        // their columns from it (kept in the same place, and in a checkpoint's cut).
+        let (header, columns_from) = match &s.header {
+            Some(h) if self.csv_header => (h.clone(), Vec::new()),
+            Some(h) => (Vec::new(), h.clone()),
             None => {
-                if self.csv_header {
+                if self.csv_header || self.csv_columns {
                     s.header = first_line(&lines).map(<[u8]>::to_vec);
                 }
-                Vec::new()
+                (Vec::new(), Vec::new())
             }
         };
         s.consumed += lines.len() as u64;
@@ -244,6 +256,7 @@ impl Chunker {
                 Chunk {
                     index,
                     header,
+                    columns_from,
                     lines,
                     cut,
                     end: s.consumed,

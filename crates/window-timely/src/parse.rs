@@ -91,7 +91,11 @@ pub(crate) fn parse(
     let mut bytes = chunk.header;
     bytes.extend_from_slice(&chunk.lines);
     let cache = std::mem::replace(keys, KeyCache::new(Arc::clone(dictionary)));
-    let mut source = ReaderSource::with_cache(make(bytes), cache);
+    let mut reader = make(bytes);
+    if !chunk.columns_from.is_empty() {
+        reader = reader.with_csv_columns_from(&chunk.columns_from);
+    }
+    let mut source = ReaderSource::with_cache(reader, cache);
     let mut summary = Summary {
         chunk: chunk.index,
         rises: Vec::new(),

@@ -565,3 +565,78 @@ fn sigterm_counts_the_window_states_every_worker_held_at_the_stop() {
         assert_eq!(peak_states(&err), Some(open), "{workers:?}: {err}");
     }
 }
+
+/// A CSV input without a header (`--no-header`) takes its columns (the field count) from its
+/// first record, in every chunk: a chunk that starts at a line of another field count rejects
+/// that line, as one reader of the whole file does, instead of taking its count from it (the
+/// eleventh trial: 6,260 lines skipped with `--workers` where 3 were without). Also when the
+/// first record itself has the odd count: every other line is rejected then, both ways.
+#[test]
+fn a_headerless_input_takes_its_columns_from_its_first_record_in_every_chunk() {
+    let dir = scratch("no-header");
+    for (case, odd_first) in [("stray lines", false), ("odd first record", true)] {
+        let mut text = String::new();
+        for i in 0..400 {
+            let extra = if (odd_first && i == 0) || (i % 37 == 5) {
+                ",x"
+            } else {
+                ""
+            };
+            text.push_str(&format!("{},k{},{}{extra}\n", i * 3, i % 7, i % 10));
+        }
+        fs::write(dir.join("in.csv"), &text).expect("input");
+        let run = |workers: Option<u32>, chunk: u32| {
+            let _ = fs::remove_file(dir.join("dead.csv"));
+            let mut args = strings(&[
+                "--input",
+                "in.csv",
+                "--no-header",
+                "--window",
+                "tumbling:50ms",
+                "--agg",
+                "count",
+                "--on-error",
+                "skip",
+                "--dead-letter",
+                "dead.csv",
+                "--output",
+                "out.csv",
+            ]);
+            if let Some(w) = workers {
+                args.extend(["--workers".into(), w.to_string()]);
+            }
+            let o = windowctl(&dir, &args, &[("WINDOWCTL_CHUNK_BYTES", chunk.to_string())]);
+            assert!(
+                o.status.success(),
+                "{case}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let read = |f: &str| fs::read_to_string(dir.join(f)).unwrap_or_default();
+            (read("out.csv"), read("dead.csv"))
+        };
+        let (base, base_dead) = run(None, 0);
+        // A header line, then the lines whose field count is not the first record's.
+        let odd = (0..400).filter(|i| i % 37 == 5).count();
+        let expected = 1 + if odd_first { 400 - 1 - odd } else { odd };
+        let dead_lines = base_dead.lines().count();
+        assert_eq!(
+            dead_lines, expected,
+            "{case}: dead letters without --workers"
+        );
+        for workers in [1, 2, 3] {
+            for chunk in [40, 97, 1000] {
+                let (out, dead) = run(Some(workers), chunk);
+                assert_eq!(
+                    sorted(&out),
+                    sorted(&base),
+                    "{case}: {workers} workers, {chunk} B"
+                );
+                assert_eq!(
+                    sorted(&dead),
+                    sorted(&base_dead),
+                    "{case}: dead letters, {workers} workers, {chunk} B chunks"
+                );
+            }
+        }
+    }
+}
