@@ -250,7 +250,9 @@ impl Rows {
     /// Writes the rows from `from` on to `out`, up to the first rare row (bad records and
     /// failures go to the writer's error policy, not to `out`); returns that row's index, or
     /// the number of rows. One worker's rows are written here, in one loop: no row is taken
-    /// out of the block on its own.
+    /// out of the block on its own. (It decodes rows as [`Rows::take`] does, written out again:
+    /// going through `take` and its `Taken` cost +4.5 % instructions on the Zipf sliced job
+    /// with `--workers 1`, cachegrind, 200k events.)
     pub(crate) fn write_plain<O>(&mut self, from: usize, out: &mut O) -> usize
     where
         O: WindowOutput<KeyId, AnyWindow, Number, JobResult>,
