@@ -64,9 +64,14 @@ enum Command {
 fn main() -> ExitCode {
     // Parsed in two steps to keep the matches: `windowctl run --job` needs to know which flags
     // were given on the command line, and which only have their default.
-    let matches = Cli::command().get_matches();
-    let cli =
-        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => return usage_error(&e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e.format(&mut Cli::command())),
+    };
     let outcome = match cli.command {
         Command::Run(args) => {
             let given = matches
@@ -94,6 +99,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A command line clap refused, said as every other error of windowctl is (`windowctl: error:
+/// ...`, then clap's usage line and hint), exit 2; `--help` and `--version` print as clap
+/// prints them, exit 0.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    if !e.use_stderr() {
+        // Help or version, on stdout.
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let text = e.render().to_string();
+    match text.strip_prefix("error: ") {
+        Some(rest) => eprint!("windowctl: error: {rest}"),
+        // The help shown when a subcommand is missing, as clap words it.
+        None => eprint!("{text}"),
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 /// Whether the error is a closed stdout (`windowctl run | head`): then we stop quietly. The

@@ -525,3 +525,33 @@ fn dead_letters_to_a_closed_stdout_fail_the_job() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A command line clap refuses is said as every other error is (`windowctl: error: ...`), exit
+/// 2, for both subcommands; help and version still print on stdout, exit 0.
+#[test]
+fn command_line_errors_start_like_every_other_error() {
+    let bin = env!("CARGO_BIN_EXE_windowctl");
+    let out = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .output()
+            .expect("windowctl runs")
+    };
+    for args in [
+        &["run", "--bogus"][..],
+        &["run", "--workers", "-1"],
+        &["run", "--window", "nope"],
+        &["dstream", "--operation", "nope"],
+        &["nope"],
+    ] {
+        let o = out(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.starts_with("windowctl: error: "), "{args:?}: {err}");
+    }
+    for args in [&["run", "--help"][..], &["--version"]] {
+        let o = out(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(!o.stdout.is_empty() && o.stderr.is_empty(), "{args:?}");
+    }
+}
