@@ -354,11 +354,7 @@ impl Parser {
                 ))
             }
             Err(e) => {
-                return Err(error(
-                    InputErrorKind::Malformed,
-                    None,
-                    format!("invalid JSON: {e}"),
-                ))
+                return Err(error(InputErrorKind::Malformed, None, invalid_json(&e)));
             }
         };
         let names = &self.fields;
@@ -374,7 +370,8 @@ impl Parser {
         let timestamp = match object.get(&names.time) {
             None | Some(Value::Null) => return Err(missing(&names.time, object.get(&names.time))),
             Some(Value::String(s)) => parse_timestamp_text(s, self.time_unit),
-            Some(Value::Number(n)) => json_timestamp(n, self.time_unit),
+            Some(Value::Number(n)) => json_timestamp(n, self.time_unit)
+                .map_err(|(kind, msg)| (kind, as_written(msg, n, text, &names.time))),
             Some(other) => Err((
                 InputErrorKind::InvalidTimestamp,
                 crate::time::not_a_number(&json_text(other), self.time_unit),
@@ -411,7 +408,7 @@ impl Parser {
                 (None, Some(v)) if v.is_finite() => Ok(Number::Float(v)),
                 _ => Err((
                     InputErrorKind::InvalidValue,
-                    format!("{n} is not a finite number"),
+                    as_written(format!("{n} is not a finite number"), n, text, &names.value),
                 )),
             },
             Some(other) => Err((
@@ -440,6 +437,25 @@ fn csv_reader(delimiter: u8) -> csv::Reader<Cursor<Vec<u8>>> {
     // as its header when the cursor is rewound.
     csv.set_byte_headers(csv::ByteRecord::new());
     csv
+}
+
+/// The message for a line that is not JSON: serde's, its "at line 1 column N" said as "at
+/// column N" (a JSON line is one line, whose number the error gives already).
+fn invalid_json(e: &serde_json::Error) -> String {
+    match e.to_string().rsplit_once(" at line ") {
+        Some((message, _)) => format!("invalid JSON: {message} at column {}", e.column()),
+        None => format!("invalid JSON: {e}"),
+    }
+}
+
+/// `message`, about number `n` of member `name` of JSON line `text`, with the number quoted as
+/// the line writes it (`1.5e3`, not serde_json's `1.5e+3`).
+fn as_written(message: String, n: &serde_json::Number, text: &str, name: &str) -> String {
+    let shown = n.to_string();
+    match crate::json::number_key(text, name) {
+        Some(raw) if raw != shown => message.replacen(&shown, raw, 1),
+        _ => message,
+    }
 }
 
 /// Parses a timestamp written as text (a CSV field or a JSON string): an integer of `unit`

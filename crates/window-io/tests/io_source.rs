@@ -300,7 +300,7 @@ fn every_jsonl_error_kind_with_its_location() {
             r#"{"event_time_ms": 1, "key": "a", "value": 1"#,
             InputErrorKind::Malformed,
             None,
-            "invalid JSON: EOF while parsing an object at line 1 column 43",
+            "invalid JSON: EOF while parsing an object at column 43",
         ),
         (
             r#"[1, "a", 1]"#,
@@ -331,6 +331,19 @@ fn every_jsonl_error_kind_with_its_location() {
             InputErrorKind::InvalidTimestamp,
             Some("event_time_ms"),
             "1.5 is not an integer number of milliseconds",
+        ),
+        (
+            // Quoted as written, not as serde_json prints it (`1.5e+3`).
+            r#"{"event_time_ms": 1.5e3, "key": "a", "value": 1}"#,
+            InputErrorKind::InvalidTimestamp,
+            Some("event_time_ms"),
+            "1.5e3 is not an integer number of milliseconds",
+        ),
+        (
+            r#"{"event_time_ms": 1, "key": "a", "value": 1E400}"#,
+            InputErrorKind::InvalidValue,
+            Some("value"),
+            "1E400 is not a finite number",
         ),
         (
             r#"{"event_time_ms": 1000.0, "key": "a", "value": 1}"#,

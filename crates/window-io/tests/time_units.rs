@@ -108,7 +108,8 @@ fn json_lines_take_units_and_date_times_too() {
             ok(1_357_016_400_000, "b"),
             ok(1_357_017_300_500, "c"),
             Err(
-                "t.csv:4: field 'event_time_ms': 1e+30 seconds is out of range for a 64-bit \
+                // As the line writes it (was serde_json's `1e+30`).
+                "t.csv:4: field 'event_time_ms': 1e30 seconds is out of range for a 64-bit \
                  millisecond timestamp"
                     .to_owned()
             ),
