@@ -48,6 +48,10 @@ pub(crate) enum Take {
 /// The shared reader of one input.
 pub(crate) struct Chunker {
     state: Mutex<State>,
+    /// The input, held by the one worker reading the next chunk; the state's lock is not held
+    /// while it reads, so that a worker whose chunk was read already takes it meanwhile (a
+    /// reader waiting on a live stdin holds up no one else's chunk).
+    input: Mutex<Input>,
     chunk_bytes: usize,
     /// Whether the input is CSV with a header line that later chunks need in front.
     csv_header: bool,
@@ -94,8 +98,16 @@ impl std::fmt::Debug for Chunker {
     }
 }
 
+/// The input and where its reading stands with respect to quotes.
+struct Input {
+    bytes: Box<dyn BufRead + Send>,
+    /// For CSV (whose quoted fields may hold line breaks): where the stream read so far stands
+    /// with respect to quoted fields, by the CSV reader's own rule; a chunk is cut only at a
+    /// line end outside quotes.
+    quotes: Option<window_io::CsvQuotes>,
+}
+
 struct State {
-    input: Box<dyn BufRead + Send>,
     /// The index of the next chunk to read.
     next: u64,
     /// Chunks read and not yet taken.
@@ -104,10 +116,6 @@ struct State {
     end: Option<u64>,
     /// A read error, at the chunk where it happened.
     failed: Option<(u64, String)>,
-    /// For CSV (whose quoted fields may hold line breaks): where the stream read so far stands
-    /// with respect to quoted fields, by the CSV reader's own rule; a chunk is cut only at a
-    /// line end outside quotes.
-    quotes: Option<window_io::CsvQuotes>,
     /// The CSV header line, once read.
     header: Option<Vec<u8>>,
     /// Bytes of the input read into chunks so far.
@@ -153,15 +161,17 @@ impl Chunker {
     ) -> Self {
         Self {
             state: Mutex::new(State {
-                input,
                 next: 0,
                 pending: BTreeMap::new(),
                 end: None,
                 failed: None,
-                quotes: csv.map(window_io::CsvQuotes::new),
                 header: None,
                 consumed: 0,
                 checkpoints: None,
+            }),
+            input: Mutex::new(Input {
+                bytes: input,
+                quotes: csv.map(window_io::CsvQuotes::new),
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv_header,
@@ -194,23 +204,34 @@ impl Chunker {
     /// Chunk `index`: read now if no one has read it yet (with the chunks before it, which stay
     /// for their workers). Each chunk is handed out once.
     pub(crate) fn take(&self, index: u64) -> Take {
-        let mut s = self.state.lock();
-        while s.next <= index && s.end.is_none() && s.failed.is_none() {
-            self.read_next(&mut s);
-        }
-        if let Some(chunk) = s.pending.remove(&index) {
-            return Take::Chunk(chunk);
-        }
-        match &s.failed {
-            Some((at, message)) if *at == index => Take::Failed(message.clone()),
-            _ => Take::End,
+        loop {
+            let to_read = |s: &State| s.next <= index && s.end.is_none() && s.failed.is_none();
+            {
+                let mut s = self.state.lock();
+                if let Some(chunk) = s.pending.remove(&index) {
+                    return Take::Chunk(chunk);
+                }
+                if !to_read(&s) {
+                    return match &s.failed {
+                        Some((at, message)) if *at == index => Take::Failed(message.clone()),
+                        _ => Take::End,
+                    };
+                }
+            }
+            // One chunk at a time, by one worker at a time; the state is free meanwhile.
+            let mut input = self.input.lock();
+            if !to_read(&self.state.lock()) {
+                continue; // read by another worker while this one waited
+            }
+            let mut lines = Vec::with_capacity(self.chunk_bytes + 4096);
+            let read = self.read_lines(&mut input, &mut lines);
+            self.read_next(&mut self.state.lock(), lines, read);
         }
     }
 
-    /// Reads the next chunk into `pending`, or records the end or a failure.
-    fn read_next(&self, s: &mut State) {
-        let mut lines = Vec::with_capacity(self.chunk_bytes + 4096);
-        if let Err(e) = self.read_lines(s, &mut lines) {
+    /// Records the next chunk, `lines` as read, in `pending`, or the end or a failure.
+    fn read_next(&self, s: &mut State, mut lines: Vec<u8>, read: std::io::Result<()>) {
+        if let Err(e) = read {
             // The complete lines read before the failure are read as the one-reader runtime
             // reads them; the failure is the next chunk's.
             let whole = lines.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
@@ -270,9 +291,9 @@ impl Chunker {
     /// holds them, then to the end of that line, then whole lines while the cut would fall
     /// inside a quoted CSV field. That is the first line end at or after `chunk_bytes` bytes
     /// outside quotes, as a line-by-line read finds it, without a search per line.
-    fn read_lines(&self, s: &mut State, lines: &mut Vec<u8>) -> std::io::Result<()> {
+    fn read_lines(&self, s: &mut Input, lines: &mut Vec<u8>) -> std::io::Result<()> {
         while lines.len() < self.chunk_bytes {
-            let buf = match s.input.fill_buf() {
+            let buf = match s.bytes.fill_buf() {
                 Ok(buf) => buf,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -282,10 +303,10 @@ impl Chunker {
             }
             let n = buf.len().min(self.chunk_bytes - lines.len());
             lines.extend_from_slice(&buf[..n]);
-            s.input.consume(n);
+            s.bytes.consume(n);
         }
         if lines.last().is_some_and(|&b| b != b'\n') {
-            read_line(&mut *s.input, lines)?;
+            read_line(&mut *s.bytes, lines)?;
         }
         // Fed whole: the chunk ends at a line end (or the input's end).
         let Some(q) = s.quotes.as_mut() else {
@@ -295,7 +316,7 @@ impl Chunker {
         // A line break inside a quoted CSV field is no place to cut.
         while q.in_quotes() {
             let from = lines.len();
-            if read_line(&mut *s.input, lines)? == 0 {
+            if read_line(&mut *s.bytes, lines)? == 0 {
                 break;
             }
             q.feed(&lines[from..]);
@@ -485,5 +506,70 @@ mod tests {
             Take::Failed(m) => assert_eq!(m, "disk on fire"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A live input (stdin): its bytes, then nothing until the test says so.
+    struct Live {
+        bytes: std::io::Cursor<Vec<u8>>,
+        more: std::sync::mpsc::Receiver<Vec<u8>>,
+    }
+
+    impl std::io::Read for Live {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            loop {
+                let n = std::io::Read::read(&mut self.bytes, buf)?;
+                if n > 0 {
+                    return Ok(n);
+                }
+                match self.more.recv() {
+                    Ok(more) => self.bytes = std::io::Cursor::new(more),
+                    Err(_) => return Ok(0),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_worker_waiting_on_a_live_input_holds_up_no_chunk_read_already() {
+        let (send, more) = std::sync::mpsc::channel();
+        let first = b"1,a,1\n2,a,1\n3,a,1\n".to_vec();
+        let input = std::io::BufReader::new(Live {
+            bytes: std::io::Cursor::new(first),
+            more,
+        });
+        let c = std::sync::Arc::new(Chunker::new(
+            Box::new(input),
+            12,
+            Some(b','),
+            false,
+            Share::ALL,
+        ));
+        // A worker asks for chunk 1: it reads chunk 0 (for another worker), then waits for
+        // chunk 1's bytes, which have not come.
+        let waiting = {
+            let c = std::sync::Arc::clone(&c);
+            std::thread::spawn(move || c.take(1))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // Chunk 0 is read already: the other worker takes it now, not when more input comes.
+        let (got, taken) = std::sync::mpsc::channel();
+        let other = {
+            let c = std::sync::Arc::clone(&c);
+            std::thread::spawn(move || got.send(c.take(0)).expect("send"))
+        };
+        let zero = taken
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("chunk 0 handed out while chunk 1 waits for input");
+        match zero {
+            Take::Chunk(chunk) => assert_eq!(chunk.lines, b"1,a,1\n2,a,1\n"),
+            other => panic!("{other:?}"),
+        }
+        send.send(b"4,a,1\n".to_vec()).expect("send");
+        drop(send);
+        match waiting.join().expect("join") {
+            Take::Chunk(chunk) => assert_eq!(chunk.lines, b"3,a,1\n4,a,1\n"),
+            other => panic!("{other:?}"),
+        }
+        other.join().expect("join");
     }
 }
