@@ -370,8 +370,9 @@ impl Parser {
         let timestamp = match object.get(&names.time) {
             None | Some(Value::Null) => return Err(missing(&names.time, object.get(&names.time))),
             Some(Value::String(s)) => parse_timestamp_text(s, self.time_unit),
-            Some(Value::Number(n)) => json_timestamp(n, self.time_unit)
-                .map_err(|(kind, msg)| (kind, as_written(msg, n, text, &names.time))),
+            Some(Value::Number(n)) => {
+                json_timestamp(n, self.time_unit, || number_text(n, text, &names.time))
+            }
             Some(other) => Err((
                 InputErrorKind::InvalidTimestamp,
                 crate::time::not_a_number(&json_text(other), self.time_unit),
@@ -383,9 +384,7 @@ impl Parser {
         for (i, name) in self.selection.keys.iter().enumerate() {
             let part = match object.get(name) {
                 // A number is its text as written (`1e2` stays `1e2`): see json::number_key.
-                Some(Value::Number(n)) => {
-                    crate::json::number_key(text, name).map_or_else(|| n.to_string(), str::to_owned)
-                }
+                Some(Value::Number(n)) => number_text(n, text, name),
                 member => fields::json_key(member, json_text)
                     .map_err(|(kind, msg)| error(kind, Some(name), msg))?,
             };
@@ -408,7 +407,10 @@ impl Parser {
                 (None, Some(v)) if v.is_finite() => Ok(Number::Float(v)),
                 _ => Err((
                     InputErrorKind::InvalidValue,
-                    as_written(format!("{n} is not a finite number"), n, text, &names.value),
+                    format!(
+                        "{} is not a finite number",
+                        number_text(n, text, &names.value)
+                    ),
                 )),
             },
             Some(other) => Err((
@@ -448,14 +450,10 @@ fn invalid_json(e: &serde_json::Error) -> String {
     }
 }
 
-/// `message`, about number `n` of member `name` of JSON line `text`, with the number quoted as
-/// the line writes it (`1.5e3`, not serde_json's `1.5e+3`).
-fn as_written(message: String, n: &serde_json::Number, text: &str, name: &str) -> String {
-    let shown = n.to_string();
-    match crate::json::number_key(text, name) {
-        Some(raw) if raw != shown => message.replacen(&shown, raw, 1),
-        _ => message,
-    }
+/// Number `n`, member `name` of JSON line `text`, as the line writes it (`1e2` stays `1e2`, where
+/// serde_json prints `1e+2`: see `json::number_key`): for a key's text and for messages.
+fn number_text(n: &serde_json::Number, text: &str, name: &str) -> String {
+    crate::json::number_key(text, name).map_or_else(|| n.to_string(), str::to_owned)
 }
 
 /// Parses a timestamp written as text (a CSV field or a JSON string): an integer of `unit`
@@ -471,14 +469,17 @@ fn parse_timestamp_text(text: &str, unit: TimeUnit) -> Result<i64, (InputErrorKi
 
 /// Checks a JSON number timestamp: a number of `unit` (an integer; in seconds a fraction too)
 /// whose millisecond is in the `i64` range.
+/// `written` gives the number's text for a message, as the input writes it (called on an
+/// error only: it may read the line again).
 pub(crate) fn json_timestamp(
     n: &serde_json::Number,
     unit: TimeUnit,
+    written: impl FnOnce() -> String,
 ) -> Result<i64, (InputErrorKind, String)> {
     if let (Some(v), TimeUnit::Millis) = (n.as_i64(), unit) {
         return Ok(v);
     }
-    crate::time::json_number_millis(n, unit)
+    crate::time::json_number_millis(n, unit, written)
 }
 
 /// The digits of an integer of at most `max_digits` digits with an optional `-`: (negative,
@@ -566,7 +567,11 @@ mod tests {
 
     #[test]
     fn json_timestamp_ranges() {
-        let ok = |s: &str| json_timestamp(&serde_json::from_str(s).unwrap(), TimeUnit::Millis);
+        let ok = |s: &str| {
+            json_timestamp(&serde_json::from_str(s).unwrap(), TimeUnit::Millis, || {
+                s.to_owned()
+            })
+        };
         assert_eq!(ok("-5"), Ok(-5));
         assert_eq!(ok("9223372036854775807"), Ok(i64::MAX));
         assert!(ok("9223372036854775808")

@@ -290,6 +290,7 @@ pub(crate) fn not_a_number(shown: &str, unit: TimeUnit) -> String {
 pub(crate) fn json_number_millis(
     n: &serde_json::Number,
     unit: TimeUnit,
+    written: impl FnOnce() -> String,
 ) -> Result<i64, (InputErrorKind, String)> {
     let text = n.to_string();
     match number_millis(&text, unit) {
@@ -300,10 +301,12 @@ pub(crate) fn json_number_millis(
             let integral_beyond = n
                 .as_f64()
                 .is_some_and(|f| f.fract() == 0.0 && !(-TWO_POW_63..TWO_POW_63).contains(&f));
+            // The number as the input writes it (`1.5e3`, where `text` is serde's `1.5e+3`).
+            let shown = written();
             let message = if error == NumberError::OutOfRange || integral_beyond {
-                out_of_range(&text, unit)
+                out_of_range(&shown, unit)
             } else {
-                not_a_number(&text, unit)
+                not_a_number(&shown, unit)
             };
             Err((InputErrorKind::InvalidTimestamp, message))
         }
