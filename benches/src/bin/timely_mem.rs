@@ -97,6 +97,7 @@ fn run_once(bytes: &Arc<Vec<u8>>, workers: usize) -> Result<(f64, u64, u64), Str
         bytes: Box::new(Cursor::new(Arc::clone(bytes).to_vec())),
         csv_delimiter: Some(b','),
         csv_header: true,
+        live: false,
     };
     let started = Instant::now();
     let outcome = window_timely::run(

@@ -100,11 +100,19 @@ impl std::fmt::Debug for Chunker {
 
 /// The input and where its reading stands with respect to quotes.
 struct Input {
-    bytes: Box<dyn BufRead + Send>,
+    bytes: Bytes,
     /// For CSV (whose quoted fields may hold line breaks): where the stream read so far stands
     /// with respect to quoted fields, by the CSV reader's own rule; a chunk is cut only at a
     /// line end outside quotes.
     quotes: Option<window_io::CsvQuotes>,
+}
+
+/// An input's bytes: ready to read (a file), or coming when they come (stdin, a pipe).
+enum Bytes {
+    /// A chunk is cut by its size.
+    Ready(Box<dyn BufRead + Send>),
+    /// A chunk is also cut once [`crate::live::FLUSH_AFTER`] has passed since its first byte.
+    Live(crate::live::LiveBytes),
 }
 
 struct State {
@@ -170,13 +178,33 @@ impl Chunker {
                 checkpoints: None,
             }),
             input: Mutex::new(Input {
-                bytes: input,
+                bytes: Bytes::Ready(input),
                 quotes: csv.map(window_io::CsvQuotes::new),
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv_header,
             csv_columns: csv.is_some() && !csv_header,
             share,
+        }
+    }
+
+    /// With `live`, reads the input as a live one (stdin, a pipe) on a thread of its own,
+    /// cutting a chunk also once it holds whole lines and [`crate::live::FLUSH_AFTER`] has
+    /// passed since its first byte came: a slow feed's lines are windowed as they come, not once
+    /// 64 KiB of them have. (Where the thread cannot be started, the input is read as a file is:
+    /// the same output, later.)
+    pub(crate) fn live_if(self, live: bool) -> Self {
+        let mut input = self.input.into_inner();
+        input.bytes = match input.bytes {
+            Bytes::Ready(r) if live => match crate::live::LiveBytes::start(r) {
+                Ok(l) => Bytes::Live(l),
+                Err(r) => Bytes::Ready(r),
+            },
+            bytes => bytes,
+        };
+        Self {
+            input: Mutex::new(input),
+            ..self
         }
     }
 
@@ -292,8 +320,11 @@ impl Chunker {
     /// inside a quoted CSV field. That is the first line end at or after `chunk_bytes` bytes
     /// outside quotes, as a line-by-line read finds it, without a search per line.
     fn read_lines(&self, s: &mut Input, lines: &mut Vec<u8>) -> std::io::Result<()> {
+        let Bytes::Ready(bytes) = &mut s.bytes else {
+            return self.read_live(s, lines);
+        };
         while lines.len() < self.chunk_bytes {
-            let buf = match s.bytes.fill_buf() {
+            let buf = match bytes.fill_buf() {
                 Ok(buf) => buf,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -303,10 +334,10 @@ impl Chunker {
             }
             let n = buf.len().min(self.chunk_bytes - lines.len());
             lines.extend_from_slice(&buf[..n]);
-            s.bytes.consume(n);
+            bytes.consume(n);
         }
         if lines.last().is_some_and(|&b| b != b'\n') {
-            read_line(&mut *s.bytes, lines)?;
+            read_line(&mut **bytes, lines)?;
         }
         // Fed whole: the chunk ends at a line end (or the input's end).
         let Some(q) = s.quotes.as_mut() else {
@@ -316,12 +347,52 @@ impl Chunker {
         // A line break inside a quoted CSV field is no place to cut.
         while q.in_quotes() {
             let from = lines.len();
-            if read_line(&mut *s.bytes, lines)? == 0 {
+            if read_line(&mut **bytes, lines)? == 0 {
                 break;
             }
             q.feed(&lines[from..]);
         }
         Ok(())
+    }
+
+    /// [`Self::read_lines`] for a live input: the chunk also ends at a line end (outside quotes)
+    /// where no byte came for the rest of [`crate::live::FLUSH_AFTER`] after its first byte.
+    fn read_live(&self, s: &mut Input, lines: &mut Vec<u8>) -> std::io::Result<()> {
+        let Bytes::Live(live) = &mut s.bytes else {
+            return Ok(());
+        };
+        let mut first: Option<std::time::Instant> = None;
+        loop {
+            // Whole lines, outside quotes: a place to cut.
+            let whole = lines.last() == Some(&b'\n') && !s.quotes.is_some_and(|q| q.in_quotes());
+            if whole && lines.len() >= self.chunk_bytes {
+                return Ok(());
+            }
+            let deadline = first
+                .filter(|_| whole)
+                .map(|t| t + crate::live::FLUSH_AFTER);
+            if !live.wait_until(deadline) {
+                return Ok(()); // the input paused
+            }
+            let buf = live.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(()); // the input's end
+            }
+            // Up to the size, then a line at a time (to its end, or the block's end).
+            let n = if lines.len() < self.chunk_bytes {
+                buf.len().min(self.chunk_bytes - lines.len())
+            } else {
+                buf.iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(buf.len(), |i| i + 1)
+            };
+            lines.extend_from_slice(&buf[..n]);
+            live.consume(n);
+            if let Some(q) = s.quotes.as_mut() {
+                q.feed(&lines[lines.len() - n..]);
+            }
+            first.get_or_insert_with(std::time::Instant::now);
+        }
     }
 }
 
@@ -527,6 +598,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_live_input_is_cut_where_it_pauses_at_a_whole_line_outside_quotes() {
+        let (send, more) = std::sync::mpsc::channel();
+        let input = std::io::BufReader::new(Live {
+            bytes: std::io::Cursor::new(b"t,k,v\n1,a,1\n2,".to_vec()),
+            more,
+        });
+        let c = Chunker::new(Box::new(input), 1 << 16, Some(b','), true, Share::ALL).live_if(true);
+        let feed = std::thread::spawn(move || {
+            // The line goes on after a pause; then a quoted field with a line break spans a
+            // pause (the line end in it is no place to cut).
+            for part in [&b"a,1\n"[..], b"3,\"x\n", b"y\",1\n", b"4,a,1\n"] {
+                std::thread::sleep(crate::live::FLUSH_AFTER * 3);
+                send.send(part.to_vec()).expect("send");
+            }
+            std::thread::sleep(crate::live::FLUSH_AFTER * 3);
+        });
+        // Far below the chunk size, each chunk ends where the input paused at a whole line.
+        let chunks = all_chunks(&c);
+        assert_eq!(
+            chunks,
+            ["t,k,v\n1,a,1\n2,a,1\n", "3,\"x\ny\",1\n", "4,a,1\n"]
+        );
+        feed.join().expect("feed");
     }
 
     #[test]

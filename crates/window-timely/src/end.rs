@@ -9,8 +9,12 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use window_core::{HeldState, WindowMetrics};
 
+use std::sync::atomic::Ordering;
+
+use timely::dataflow::InputHandleVec;
+
 use crate::sink::SinkState;
-use crate::{Outcome, TimelyError};
+use crate::{gather, parse, Outcome, Shared, Summary, TimelyError, ToSink};
 
 /// One worker's counters at its end.
 #[derive(Debug, Default)]
@@ -164,4 +168,61 @@ impl HashRead {
         };
         (Box::new(hashed), Some(read))
     }
+}
+
+/// In a cluster, a worker that stopped on its own (a signal, process 0's output failed, a
+/// refused element) sends a last summary at its next chunk, `chunk`: the other processes learn
+/// it there and stop too, instead of waiting for this worker's next chunks. (One stopped by a
+/// chunk already stopped every worker at that chunk, before this one: then this is ignored.)
+pub(crate) fn send_halt<P>(
+    shared: &Shared<P>,
+    summaries_in: &mut InputHandleVec<u64, Summary>,
+    chunk: u64,
+    index: usize,
+) {
+    let interrupted = shared.interrupted.load(Ordering::Relaxed);
+    if let Some(threads) = shared.cluster {
+        if interrupted || shared.stop.load(Ordering::Relaxed) {
+            // Stopped on its own (a signal, process 0's output failed, a refused element): the
+            // other processes learn it at this chunk and stop there too, instead of waiting for
+            // this worker's next chunks. (One stopped by a chunk already stopped every worker at
+            // that chunk, before this one: then this is ignored.)
+            // Any other stop has an error of its own (process 0's output, a worker's refused
+            // element), which process 0 reports and passes on: this text is a fallback.
+            let why = if interrupted {
+                "it was stopped by a signal (SIGINT or SIGTERM)"
+            } else {
+                "it stopped early (its own error says why)"
+            };
+            let process = (index / threads) as u32;
+            summaries_in.send(parse::halt_summary(chunk, process, why.into()));
+        }
+    }
+}
+
+/// A worker's end, `own`; in a cluster, exchanged with every other worker (worker 0 first waits
+/// for the writer, to say how the job ended), with the bytes this process read.
+pub(crate) fn end_of_worker_run<P>(
+    worker: &mut timely::worker::Worker,
+    shared: &Shared<P>,
+    own: WorkerEnd,
+) -> WorkerEnd {
+    let index = worker.index();
+    let Some(threads) = shared.cluster else {
+        return own;
+    };
+    // Worker 0 waits for the writer to write everything, to say how the job ended.
+    let failure = if index == 0 {
+        let _ = shared.to_sink.send(ToSink::Done);
+        let done = shared.sink_done.lock().take();
+        done.and_then(|d| d.recv().ok()).flatten()
+    } else {
+        None
+    };
+    let read = shared.read.as_ref().map_or((0, 0, 0), |r| {
+        let (bytes, hash) = *r.lock();
+        ((index / threads) as u32, bytes, hash)
+    });
+    let message = gather::EndMessage::new(&own, failure, read);
+    gather::gather(worker, threads, own, message)
 }

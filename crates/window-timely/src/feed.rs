@@ -139,9 +139,13 @@ impl<P: JobParts> Parser<P> {
 }
 
 impl<P: JobParts> Feed<P> {
+    /// Starts parsing this worker's chunks, `first`, `first + peers` ..., on a thread of its
+    /// own, which wakes the calling thread (the worker's, parked in timely) whenever a chunk is
+    /// parsed.
     pub(crate) fn start(shared: &Shared<P>, first: u64, peers: u64) -> Self {
         let mut parser = Parser::new(shared, first, peers);
         let (to_worker, parsed) = crossbeam_channel::bounded(PARSED_AHEAD);
+        let worker = std::thread::current();
         let spawned = std::thread::Builder::new()
             .name(format!("parse-{first}"))
             .spawn(move || {
@@ -149,7 +153,10 @@ impl<P: JobParts> Feed<P> {
                     if to_worker.send(p).is_err() {
                         break;
                     }
+                    // timely parks a worker with nothing to do in `std::thread::park`.
+                    worker.unpark();
                 }
+                worker.unpark();
             });
         match spawned {
             Ok(thread) => Feed::Thread {
@@ -161,9 +168,15 @@ impl<P: JobParts> Feed<P> {
         }
     }
 
-    /// The next parsed chunk; `None` at the end, or once the job is interrupted (looked at
-    /// every 100 ms while the parser waits for input: stdin may block).
-    pub(crate) fn next(&mut self, shared: &Shared<P>) -> Option<(Vec<Part>, Summary)> {
+    /// The next parsed chunk; `None` at the end, or once the job is interrupted. While the
+    /// parser has none ready (a live input waits for its lines), `idle` runs: the worker steps
+    /// its dataflow (the chunks other workers sent go on meanwhile) or parks until woken, at most
+    /// [`IDLE_PARK`] (the job's interruption is looked at between).
+    pub(crate) fn next(
+        &mut self,
+        shared: &Shared<P>,
+        mut idle: impl FnMut(std::time::Duration),
+    ) -> Option<(Vec<Part>, Summary)> {
         loop {
             if shared.parts.interrupted() {
                 shared.interrupted.store(true, Ordering::Relaxed);
@@ -171,18 +184,20 @@ impl<P: JobParts> Feed<P> {
                 return None;
             }
             match self {
-                Feed::Thread { parsed, .. } => {
-                    match parsed.recv_timeout(std::time::Duration::from_millis(100)) {
-                        Ok(p) => return Some(p),
-                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return None,
-                    }
-                }
+                Feed::Thread { parsed, .. } => match parsed.try_recv() {
+                    Ok(p) => return Some(p),
+                    Err(crossbeam_channel::TryRecvError::Empty) => idle(IDLE_PARK),
+                    Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+                },
                 Feed::Inline(p) => return p.next(),
             }
         }
     }
 }
+
+/// How long a worker waiting for its next parsed chunk parks at most before it looks whether
+/// the job was interrupted (a parsed chunk wakes it at once).
+const IDLE_PARK: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl<P: JobParts> Drop for Feed<P> {
     fn drop(&mut self) {

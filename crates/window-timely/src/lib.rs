@@ -34,7 +34,7 @@
 //! of the same job) that timely's network threads then use; process 0 writes the output.
 //! **Checkpoints** ([`run_checkpointed`], [`cut`]): a cut after a chunk, per key group, that a
 //! run with any number of workers resumes from. `docs/scale-out.md` says what runs here and what
-//! does not yet (several inputs, processing time, live inputs, checkpoints of several
+//! does not yet (several inputs, processing time, sockets, checkpoints of several
 //! processes).
 
 #![forbid(unsafe_code)]
@@ -47,6 +47,7 @@ mod end;
 mod feed;
 mod gather;
 pub mod groups;
+mod live;
 mod parse;
 mod rows;
 mod sink;
@@ -74,7 +75,7 @@ pub use cut::{Checkpointing, Cut};
 pub use worker::{Describe, FinalSteps};
 
 use chunks::{Chunker, Share};
-use end::{outcome, HashRead, WorkerEnd};
+use end::{end_of_worker_run, outcome, send_halt, HashRead, WorkerEnd};
 use feed::{Feed, Part};
 use groups::{GroupOf, KeyGroups};
 use parse::{Element, Summary};
@@ -232,6 +233,11 @@ pub struct TimelyInput {
     pub csv_delimiter: Option<u8>,
     /// Whether it is CSV with a header line (which every chunk but the first gets in front).
     pub csv_header: bool,
+    /// Whether its bytes come as their writer sends them (stdin, a pipe; not a file): a chunk
+    /// is then also cut once it holds whole lines and 100 ms have passed since its first byte
+    /// came (Flink's default buffer timeout), so that a slow feed's lines are windowed as they
+    /// come. Read on a thread of its own.
+    pub live: bool,
 }
 
 impl std::fmt::Debug for TimelyInput {
@@ -330,6 +336,7 @@ where
     let fail = policy.on_error == window_io::OnError::Fail;
     let mut state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
     state.checkpoint = write;
+    state.live = input.live;
     let pool = feed::Pools::default();
     let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool.rows), workers)?;
     let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
@@ -347,7 +354,11 @@ where
         input.csv_header,
         share,
     );
-    let chunker = Arc::new(cut::chunker(chunker, interval, resume.as_ref()));
+    let chunker = Arc::new(cut::chunker(
+        chunker.live_if(input.live),
+        interval,
+        resume.as_ref(),
+    ));
     let cuts = interval.map(|_| {
         Arc::new(cut::Cuts::new(
             Arc::clone(&keys),
@@ -495,7 +506,10 @@ where
     // Whether the summary of this worker's last chunk went out (one that stops the job).
     let mut ended = false;
     while !shared.stop.load(Ordering::Relaxed) {
-        let Some((elements, summary)) = feed.next(shared) else {
+        let idle = |wait| {
+            worker.step_or_park(Some(wait));
+        };
+        let Some((elements, summary)) = feed.next(shared, idle) else {
             break;
         };
         let last = summary.stop;
@@ -525,63 +539,6 @@ where
     while worker.step_or_park(None) {}
     let own = std::mem::take(&mut *end.lock());
     end_of_worker_run(worker, shared, own)
-}
-
-/// In a cluster, a worker that stopped on its own (a signal, process 0's output failed, a
-/// refused element) sends a last summary at its next chunk, `chunk`: the other processes learn
-/// it there and stop too, instead of waiting for this worker's next chunks. (One stopped by a
-/// chunk already stopped every worker at that chunk, before this one: then this is ignored.)
-fn send_halt<P>(
-    shared: &Shared<P>,
-    summaries_in: &mut InputHandleVec<u64, Summary>,
-    chunk: u64,
-    index: usize,
-) {
-    let interrupted = shared.interrupted.load(Ordering::Relaxed);
-    if let Some(threads) = shared.cluster {
-        if interrupted || shared.stop.load(Ordering::Relaxed) {
-            // Stopped on its own (a signal, process 0's output failed, a refused element): the
-            // other processes learn it at this chunk and stop there too, instead of waiting for
-            // this worker's next chunks. (One stopped by a chunk already stopped every worker at
-            // that chunk, before this one: then this is ignored.)
-            // Any other stop has an error of its own (process 0's output, a worker's refused
-            // element), which process 0 reports and passes on: this text is a fallback.
-            let why = if interrupted {
-                "it was stopped by a signal (SIGINT or SIGTERM)"
-            } else {
-                "it stopped early (its own error says why)"
-            };
-            let process = (index / threads) as u32;
-            summaries_in.send(parse::halt_summary(chunk, process, why.into()));
-        }
-    }
-}
-
-/// A worker's end, `own`; in a cluster, exchanged with every other worker (worker 0 first waits
-/// for the writer, to say how the job ended), with the bytes this process read.
-fn end_of_worker_run<P>(
-    worker: &mut timely::worker::Worker,
-    shared: &Shared<P>,
-    own: WorkerEnd,
-) -> WorkerEnd {
-    let index = worker.index();
-    let Some(threads) = shared.cluster else {
-        return own;
-    };
-    // Worker 0 waits for the writer to write everything, to say how the job ended.
-    let failure = if index == 0 {
-        let _ = shared.to_sink.send(ToSink::Done);
-        let done = shared.sink_done.lock().take();
-        done.and_then(|d| d.recv().ok()).flatten()
-    } else {
-        None
-    };
-    let read = shared.read.as_ref().map_or((0, 0, 0), |r| {
-        let (bytes, hash) = *r.lock();
-        ((index / threads) as u32, bytes, hash)
-    });
-    let message = gather::EndMessage::new(&own, failure, read);
-    gather::gather(worker, threads, own, message)
 }
 
 type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Part>>;

@@ -27,6 +27,9 @@ pub(crate) struct SinkState<O> {
     stop: Arc<AtomicBool>,
     /// Writes a checkpoint once its cut's rows are written ([`crate::cut`]).
     pub(crate) checkpoint: Option<crate::cut::CheckpointWriter<O>>,
+    /// For a live input: the output is flushed whenever the writer has caught up with the
+    /// workers, so that results come out as the input's lines come in.
+    pub(crate) live: bool,
 }
 
 impl<O> SinkState<O>
@@ -46,6 +49,7 @@ where
             failure: None,
             stop,
             checkpoint: None,
+            live: false,
         }
     }
 
@@ -80,6 +84,15 @@ where
             }
         }
         runs
+    }
+
+    /// Flushes the output (a live input's results as they come); a failure stops the job.
+    fn flush(&mut self) {
+        if self.failure.is_none() {
+            if let Err(e) = self.out.flush() {
+                self.fail(TimelyError::Output(e));
+            }
+        }
     }
 
     /// Writes several workers' rows, merged: the run whose next row comes first, the lowest
@@ -209,6 +222,9 @@ where
                                 if pool.len() < 2 * workers {
                                     pool.push(buffer);
                                 }
+                            }
+                            if state.live && rx.is_empty() {
+                                state.flush();
                             }
                         }
                         Ok(ToSink::Cut(cut)) => state.checkpoint(cut),

@@ -198,6 +198,8 @@ pub(crate) fn run_timely(
         bytes,
         csv_delimiter: (*format == InputFormat::Csv).then(|| plan.delimiter.byte()),
         csv_header: *format == InputFormat::Csv && !plan.no_header,
+        // stdin, a pipe: of unknown size (a file's is known, also a `.gz` one's).
+        live: progress.total_bytes().is_none(),
     };
     let describe_plan = Arc::new(plan.clone());
     let describe_keys = Arc::clone(&keys);
