@@ -233,7 +233,8 @@ impl Checkpointer {
     ///
     /// # Errors
     /// The directory cannot be made or read; checkpoint files exist but none is valid; the
-    /// newest valid one is of another job (the error names the difference).
+    /// newest valid one is of another job (the error names the difference: a
+    /// [`crate::run::Usage`] error, exit 2).
     pub(crate) fn open(
         dir: &Path,
         interval: Duration,
@@ -276,12 +277,15 @@ impl Checkpointer {
         }
         if let Some(body) = &newest {
             if let Some(diff) = body.identity.difference(identity) {
-                bail!(
+                // A usage error (exit 2), as the other ways the command does not fit the
+                // directory's checkpoint are (with or without --workers).
+                return Err(crate::run::Usage::from(anyhow::anyhow!(
                     "--checkpoint-dir {}: checkpoint {} is of another job: {diff}; nothing was \
                      written (use another directory, or remove this one to start afresh)",
                     dir.display(),
                     body.sequence
-                );
+                ))
+                .into());
             }
         }
         let next_sequence = newest.as_ref().map_or(1, |b| b.sequence + 1);

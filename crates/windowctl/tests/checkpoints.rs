@@ -263,7 +263,8 @@ fn a_checkpoint_of_another_job_is_refused_and_nothing_is_written() {
         .expect("window");
     args[window] = "tumbling:70ms".to_owned();
     let o = run(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(!o.status.success());
+    // A usage error, as a resume without --workers of a --workers checkpoint is.
+    assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
         err.contains("is of another job") && err.contains("assigner"),
