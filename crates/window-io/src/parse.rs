@@ -123,15 +123,23 @@ impl Parser {
         let text = match std::str::from_utf8(raw) {
             Ok(text) => text,
             Err(e) => {
+                // A header that cannot be read is fatal, also when bad lines are skipped: the
+                // next line would be taken as the header instead.
+                let header = self.header_pending() && self.header_mode == CsvHeader::Required;
+                let (kind, what) = if header {
+                    (InputErrorKind::Header, "the CSV header")
+                } else {
+                    (InputErrorKind::Malformed, "line")
+                };
                 return Err(self.error(
-                    InputErrorKind::Malformed,
+                    kind,
                     None,
                     format!(
-                        "line is not valid UTF-8 (invalid byte at column {})",
+                        "{what} is not valid UTF-8 (invalid byte at column {})",
                         e.valid_up_to() + 1
                     ),
                     raw,
-                ))
+                ));
             }
         };
         match self.format {

@@ -119,26 +119,32 @@ fn a_position_the_input_does_not_have_is_an_error_naming_it() {
     assert!(err.to_string().contains("it is line 2 there"), "{err}");
 }
 
-/// Found by the `csv_source` fuzz target: a header line that is not UTF-8 is a bad line the
-/// reader goes on after (the next line is tried as the header), so moving past it must not stop
-/// at it either.
+/// Found by the `csv_source` fuzz target: a header line that is not UTF-8. It stops the reader
+/// (a header error: the next line must not be taken as the header, which an error policy that
+/// skips bad lines did before), and moving past it stops there with the same error.
 #[test]
-fn a_bad_header_line_before_the_position_is_skipped_as_the_first_reader_skipped_it() {
+fn a_header_that_is_not_utf8_stops_the_reader_and_a_skip_past_it_alike() {
     let text: &[u8] = b"event_ty,ey,\xe4\\\\value\n=\xc4,key,vue\nevent_time_ms,key,value\n1,a,1\n";
     let open = || {
         let input = BufReader::with_capacity(16, Cursor::new(text.to_vec()));
         EventReader::new(input, "in.csv", InputFormat::Csv, FieldNames::default())
     };
     let all = drain(&mut open());
+    assert_eq!(all.len(), 1, "the header's error, then nothing: {all:?}");
+    let Err(first) = &all[0].0 else {
+        panic!("{all:?}")
+    };
+    assert!(first.is_fatal());
     assert_eq!(
-        all.len(),
-        3,
-        "two bad header lines, then the record: {all:?}"
+        first.to_string(),
+        "in.csv:1: the CSV header is not valid UTF-8 (invalid byte at column 13)"
     );
-    assert!(all[0].0.is_err() && all[1].0.is_err());
     let mut resumed = open();
-    resumed
-        .skip_to(all[1].1)
-        .expect("the bad lines are skipped");
-    assert_eq!(drain(&mut resumed), all[2..].to_vec());
+    let err = resumed
+        .skip_to(ReadPosition {
+            offset: 40,
+            line: 3,
+        })
+        .expect_err("the header stops the skip");
+    assert_eq!(err.to_string(), first.to_string());
 }

@@ -1,7 +1,7 @@
 //! Findings of the fifth fresh-user trial (issue #16), each with the behaviour it had: a key
 //! column named as an aggregate's column made duplicate columns, some usage errors exited 1,
 //! closed standard input read as an empty input, and the message for a closed standard output
-//! named the wrong flag.
+//! named the wrong flag. Later: a CSV header that is not UTF-8 was skipped as a bad line.
 
 mod common;
 
@@ -122,6 +122,61 @@ fn a_closed_standard_output_names_the_flag_that_writes_there() {
     // Before: "the results would be lost; give --output FILE", with --output given.
     assert!(
         stderr(&o).contains("the late elements (--late-output -) would be lost"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A CSV header that is not valid UTF-8 stops the job at line 1, also with `--on-error skip`
+/// and with `--workers`: before, skip dropped it as a bad line and took line 2, a record, as the
+/// header ("line 2: field 'event_time_ms': no such column in the CSV header").
+#[test]
+fn a_header_that_is_not_utf8_is_fatal_also_when_bad_lines_are_skipped() {
+    let input = write_temp("trial-bad-header.csv", "");
+    std::fs::write(
+        &input,
+        b"event_time_ms,k\xff,value\n1,a,1\n2,a,2\n3000,b,1\n",
+    )
+    .unwrap();
+    let input = input.to_str().unwrap();
+    for workers in [None, Some("2")] {
+        for skip in [false, true] {
+            let mut args = vec![
+                "--input",
+                input,
+                "--window",
+                "tumbling:1s",
+                "--agg",
+                "count",
+            ];
+            if skip {
+                args.extend(["--on-error", "skip"]);
+            }
+            if let Some(w) = workers {
+                args.extend(["--workers", w]);
+            }
+            let o = windowctl(&args);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+            let want = "trial-bad-header.csv:1: the CSV header is not valid UTF-8 (invalid byte \
+                        at column 16)";
+            assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        }
+    }
+    // A bad first record of a headerless input is a bad line as any other: skipped.
+    let o = windowctl(&[
+        "--input",
+        input,
+        "--no-header",
+        "--window",
+        "tumbling:1s",
+        "--agg",
+        "count",
+        "--on-error",
+        "skip",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad input lines skipped: 1"),
         "{}",
         stderr(&o)
     );
