@@ -338,6 +338,14 @@ const PLAUSIBLE_FROM_S: i64 = 631_152_000;
 const PLAUSIBLE_TO_S: i64 = 4_102_444_800;
 
 impl EventTimes {
+    /// Widens the range to take in `range` (min, max): for a runtime whose readers each read a
+    /// part of one input (`window-timely`'s chunks), once per part.
+    pub fn include(&self, range: (i64, i64)) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.min.fetch_min(range.0, Relaxed);
+        self.max.fetch_max(range.1, Relaxed);
+    }
+
     /// The range of the event times seen, `None` before the first.
     pub fn range(&self) -> Option<(i64, i64)> {
         use std::sync::atomic::Ordering::Relaxed;

@@ -53,6 +53,8 @@ pub(crate) struct Chunker {
     /// reader waiting on a live stdin holds up no one else's chunk).
     input: Mutex<Input>,
     chunk_bytes: usize,
+    /// A CSV input's delimiter; `None` for JSON lines.
+    csv: Option<u8>,
     /// Whether the input is CSV with a header line that later chunks need in front.
     csv_header: bool,
     /// Whether the input is CSV without a header: later chunks take their columns from its
@@ -182,6 +184,7 @@ impl Chunker {
                 quotes: csv.map(window_io::CsvQuotes::new),
             }),
             chunk_bytes: chunk_bytes.max(1),
+            csv,
             csv_header,
             csv_columns: csv.is_some() && !csv_header,
             share,
@@ -355,13 +358,18 @@ impl Chunker {
         Ok(())
     }
 
-    /// [`Self::read_lines`] for a live input: the chunk also ends at a line end (outside quotes)
-    /// where no byte came for the rest of [`crate::live::FLUSH_AFTER`] after its first byte.
+    /// [`Self::read_lines`] for a live input: the chunk also ends where no byte came for the
+    /// rest of [`crate::live::FLUSH_AFTER`] after its first byte: at its end if that is a line
+    /// end outside quotes, else at its last such line end (the bytes after it go back to the
+    /// input, for the next chunk: a producer that writes in blocks of its own size cuts lines
+    /// anywhere). A chunk with no whole line waits for one.
     fn read_live(&self, s: &mut Input, lines: &mut Vec<u8>) -> std::io::Result<()> {
         let Bytes::Live(live) = &mut s.bytes else {
             return Ok(());
         };
         let mut first: Option<std::time::Instant> = None;
+        // Set where the input paused with no whole line in the chunk: wait for more.
+        let mut no_line = false;
         loop {
             // Whole lines, outside quotes: a place to cut.
             let whole = lines.last() == Some(&b'\n') && !s.quotes.is_some_and(|q| q.in_quotes());
@@ -369,11 +377,24 @@ impl Chunker {
                 return Ok(());
             }
             let deadline = first
-                .filter(|_| whole)
+                .filter(|_| !no_line)
                 .map(|t| t + crate::live::FLUSH_AFTER);
             if !live.wait_until(deadline) {
-                return Ok(()); // the input paused
+                // The input paused.
+                if whole {
+                    return Ok(());
+                }
+                if let Some(cut) = last_record_end(lines, self.csv) {
+                    live.unread(&lines[cut..]);
+                    lines.truncate(cut);
+                    // At a record's end, outside quotes; the bytes given back are fed again.
+                    s.quotes = self.csv.map(window_io::CsvQuotes::new);
+                    return Ok(());
+                }
+                no_line = true;
+                continue;
             }
+            no_line = false;
             let buf = live.fill_buf()?;
             if buf.is_empty() {
                 return Ok(()); // the input's end
@@ -394,6 +415,26 @@ impl Chunker {
             first.get_or_insert_with(std::time::Instant::now);
         }
     }
+}
+
+/// Where the last whole record of `lines` (a chunk's bytes from a record's start) ends: after
+/// its last line end outside quoted CSV fields (`csv`: the delimiter; `None` for JSON lines,
+/// where every line end is one); `None` without one.
+fn last_record_end(lines: &[u8], csv: Option<u8>) -> Option<usize> {
+    let mut quotes = csv.map(window_io::CsvQuotes::new);
+    let mut fed = 0;
+    let mut end = None;
+    for (i, _) in lines.iter().enumerate().filter(|(_, &b)| b == b'\n') {
+        if let Some(q) = quotes.as_mut() {
+            q.feed(&lines[fed..=i]);
+            fed = i + 1;
+            if q.in_quotes() {
+                continue;
+            }
+        }
+        end = Some(i + 1);
+    }
+    end
 }
 
 /// Appends the rest of a line (to its `\n`, or the input's end) to `lines`; the bytes read.
@@ -617,13 +658,42 @@ mod tests {
             }
             std::thread::sleep(crate::live::FLUSH_AFTER * 3);
         });
-        // Far below the chunk size, each chunk ends where the input paused at a whole line.
+        // Far below the chunk size, each chunk ends where the input paused, at its last whole
+        // record (the line cut by the first pause goes on in the next chunk).
         let chunks = all_chunks(&c);
         assert_eq!(
             chunks,
-            ["t,k,v\n1,a,1\n2,a,1\n", "3,\"x\ny\",1\n", "4,a,1\n"]
+            ["t,k,v\n1,a,1\n", "2,a,1\n", "3,\"x\ny\",1\n", "4,a,1\n"]
         );
         feed.join().expect("feed");
+    }
+
+    #[test]
+    fn a_live_input_that_pauses_inside_a_line_is_cut_at_its_last_whole_record() {
+        let (send, more) = std::sync::mpsc::channel();
+        let input = std::io::BufReader::new(Live {
+            // A producer's block ends inside a line; the next one inside a quoted field
+            // whose line break is no record's end.
+            bytes: std::io::Cursor::new(b"t,k,v\n1,a,1\n2,a".to_vec()),
+            more,
+        });
+        let c = Chunker::new(Box::new(input), 1 << 16, Some(b','), true, Share::ALL).live_if(true);
+        let feed = std::thread::spawn(move || {
+            for part in [&b",1\n3,\"x\ny"[..], b"\",1\n"] {
+                std::thread::sleep(crate::live::FLUSH_AFTER * 3);
+                send.send(part.to_vec()).expect("send");
+            }
+            std::thread::sleep(crate::live::FLUSH_AFTER * 3);
+        });
+        let chunks = all_chunks(&c);
+        assert_eq!(chunks, ["t,k,v\n1,a,1\n", "2,a,1\n", "3,\"x\ny\",1\n"]);
+        feed.join().expect("feed");
+        assert_eq!(
+            last_record_end(b"1,\"a\nb\",1\n2,\"c\n", Some(b',')),
+            Some(10)
+        );
+        assert_eq!(last_record_end(b"{}\n{", None), Some(3));
+        assert_eq!(last_record_end(b"1,\"a\n", Some(b',')), None);
     }
 
     #[test]

@@ -102,15 +102,24 @@ impl<P: JobParts> Parser<P> {
             Take::End => None,
             Take::Chunk(c) => {
                 let parts = &self.parts;
-                let make = |bytes| parts.reader(bytes);
-                Some(parse::parse(
+                let times = std::cell::RefCell::new(None);
+                let make = |bytes| {
+                    let reader = parts.reader(bytes);
+                    *times.borrow_mut() = Some(reader.event_times());
+                    reader
+                };
+                let parsed = parse::parse(
                     c,
                     self.pool.take(),
                     &make,
                     &self.keys,
                     &mut self.cache,
                     self.fail,
-                ))
+                );
+                if let Some(range) = times.into_inner().and_then(|t| t.range()) {
+                    parts.saw_event_times(range);
+                }
+                Some(parsed)
             }
             Take::Failed(message) => Some((Vec::new(), parse::failed_summary(self.chunk, message))),
         };
@@ -168,7 +177,8 @@ impl<P: JobParts> Feed<P> {
         }
     }
 
-    /// The next parsed chunk; `None` at the end, or once the job is interrupted. While the
+    /// The next parsed chunk; `None` at the end, or once the job is interrupted or stopped
+    /// early. While the
     /// parser has none ready (a live input waits for its lines), `idle` runs: the worker steps
     /// its dataflow (the chunks other workers sent go on meanwhile) or parks until woken, at most
     /// [`IDLE_PARK`] (the job's interruption is looked at between).
@@ -181,6 +191,11 @@ impl<P: JobParts> Feed<P> {
             if shared.parts.interrupted() {
                 shared.interrupted.store(true, Ordering::Relaxed);
                 shared.stop.store(true, Ordering::Relaxed);
+                return None;
+            }
+            if shared.stop.load(Ordering::Relaxed) {
+                // The job stopped early (a failure the writer met, a refused element): a
+                // parser waiting on a live input that pauses is not waited for.
                 return None;
             }
             match self {

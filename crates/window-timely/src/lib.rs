@@ -215,6 +215,9 @@ pub trait JobParts: Send + Sync + 'static {
     fn max_held(&self) -> Option<usize> {
         None
     }
+    /// Called once per chunk parsed, with the range (min, max) of its records' event times
+    /// (for a summary's hint about the time unit); the default does nothing.
+    fn saw_event_times(&self, _range: (i64, i64)) {}
     /// Whether the job was asked to stop (SIGINT, SIGTERM): looked at between chunks; the job
     /// then stops as if its input ended there, without the final watermark.
     fn interrupted(&self) -> bool {

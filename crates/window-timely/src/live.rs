@@ -111,6 +111,17 @@ impl LiveBytes {
     }
 }
 
+impl LiveBytes {
+    /// Gives `bytes` back, to be read again before the rest (the part of a chunk after its cut).
+    pub(crate) fn unread(&mut self, bytes: &[u8]) {
+        let mut front = Vec::with_capacity(bytes.len() + self.front.len() - self.at);
+        front.extend_from_slice(bytes);
+        front.extend_from_slice(&self.front[self.at..]);
+        self.front = front;
+        self.at = 0;
+    }
+}
+
 impl Read for LiveBytes {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let available = self.fill_buf()?;

@@ -78,12 +78,18 @@ where
         } else {
             self.merge(&mut runs);
         }
+        self.look_at_output();
+        runs
+    }
+
+    /// Stops the job if the output failed (the job's output may write on a thread of its own
+    /// and report a failure only when asked).
+    fn look_at_output(&mut self) {
         if self.failure.is_none() {
             if let Some(e) = self.out.take_error() {
                 self.fail(TimelyError::Output(e));
             }
         }
-        runs
     }
 
     /// Flushes the output (a live input's results as they come); a failure stops the job.
@@ -214,7 +220,20 @@ where
             .name("merge".into())
             .spawn(move || {
                 loop {
-                    match rx.recv() {
+                    let next = if state.live {
+                        // A live input may pause for long: an output that failed meanwhile
+                        // (a closed pipe) stops the job then, not at the next rows.
+                        match rx.recv_timeout(crate::live::FLUSH_AFTER) {
+                            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                                state.look_at_output();
+                                continue;
+                            }
+                            next => next.map_err(|_| crossbeam_channel::RecvError),
+                        }
+                    } else {
+                        rx.recv()
+                    };
+                    match next {
                         Ok(ToSink::Rows(rows)) => {
                             for mut buffer in state.write(rows) {
                                 buffer.clear();

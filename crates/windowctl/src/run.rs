@@ -285,7 +285,6 @@ fn open_readers(
         .iter()
         .enumerate()
         .map(|(i, (spec, format))| {
-            let live = !matches!(spec, InputSpec::File(_));
             if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
                 bail!(
                     "--input -: standard input is closed (the job was started with <&-), which \
@@ -303,6 +302,9 @@ fn open_readers(
                 reader.skip_to(*p)?;
             }
             let times = reader.event_times();
+            // stdin, a socket, and a path to a pipe (`<(cmd)`, a FIFO, /dev/stdin): of unknown
+            // size; each event is handed over as it comes.
+            let live = !matches!(spec, InputSpec::File(_)) || reader.total_bytes().is_none();
             Ok((ReaderSource::new(reader, live, Arc::clone(keys)), times))
         })
         .collect::<Result<Vec<_>>>()

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Result};
 use engine::assigners::TimeDomain;
 use engine::io::{
-    open_bytes, CsvHeader, EventReader, FieldNames, FieldUse, InputFormat, InputSpec,
+    open_bytes, CsvHeader, EventReader, EventTimes, FieldNames, FieldUse, InputFormat, InputSpec,
     KeyDictionary, TimeUnit,
 };
 use engine::job::{Computation, JobSpec};
@@ -48,6 +48,8 @@ struct Parts {
     max_held: Option<usize>,
     /// Whether SIGINT or SIGTERM came.
     interrupted: Box<dyn Fn() -> bool + Send + Sync>,
+    /// The range of the event times read (this process's chunks), for the time unit's hint.
+    times: EventTimes,
 }
 
 impl JobParts for Parts {
@@ -77,6 +79,10 @@ impl JobParts for Parts {
 
     fn describe(&self) -> Describe {
         (self.describe)()
+    }
+
+    fn saw_event_times(&self, range: (i64, i64)) {
+        self.times.include(range);
     }
 
     fn max_held(&self) -> Option<usize> {
@@ -120,7 +126,7 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
         bail!("--workers runs jobs of one input (several inputs are not aligned across workers yet); drop --workers or give one --input");
     }
     if matches!(plan.inputs[0].0, InputSpec::Socket(_)) {
-        bail!("--workers reads files and stdin, not sockets (a live input is not reproducible across workers); drop --workers");
+        bail!("--workers reads files and stdin, not sockets yet (a socket's CSV header is optional, detected by one reader); drop --workers, or pipe the socket to stdin (nc HOST PORT | windowctl run --input - --workers N, the header line required)");
     }
     if uses_processing_time(&plan.spec.trigger) {
         bail!("--workers runs event-time triggers only (a processing-time trigger fires by the clock, which is not reproducible across workers); drop --workers or --trigger");
@@ -177,7 +183,8 @@ pub(crate) fn run_timely(
     let (spec, format) = &plan.inputs[0];
     if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
         bail!(
-            "--input -: standard input is closed (the job was started with <&-); give --input FILE"
+            "--input -: standard input is closed (the job was started with <&-), which would \
+             read as an empty input; give --input FILE or redirect a file"
         );
     }
     let mut resumable = match &args.checkpoint_dir {
@@ -215,6 +222,7 @@ pub(crate) fn run_timely(
         describe: Box::new(move || rejection_report(&describe_plan, Arc::clone(&describe_keys))),
         max_held: plan.spec.max_window_states,
         interrupted,
+        times: EventTimes::default(),
     });
     let started = Instant::now();
     if config.cluster.as_ref().is_some_and(|c| c.process != 0) {
@@ -277,6 +285,7 @@ fn run_writer(
         progress,
     } = run;
     let all_workers = config.workers * config.cluster.as_ref().map_or(1, |c| c.addresses.len());
+    let times = parts.times.clone();
     let marks = resumable.as_ref().and_then(|r| r.marks);
     let mut sink = open_sink(plan, &keys, resumable.is_some(), marks.as_ref())?;
     let mut policy = error_policy(plan, marks.as_ref())?;
@@ -327,7 +336,7 @@ fn run_writer(
     };
     let stopped = outcome.interrupted;
     let written = sink.records_written();
-    summary(plan, &facts, written, started.elapsed(), stopped, &[]);
+    summary(plan, &facts, written, started.elapsed(), stopped, &[times]);
     report_cut_dead_letters(&policy);
     if let Some(r) = resumable.as_ref() {
         r.checkpoints

@@ -502,6 +502,9 @@ fn sigterm_counts_the_window_states_every_worker_held_at_the_stop() {
     for _ in 0..40 {
         text.push_str("1100,k0,1\n");
     }
+    // A line not finished when the signal comes (a block-buffered producer): not read, and
+    // no reason to hold the lines before it back.
+    text.push_str("1100,k0");
     for workers in [None, Some("1"), Some("2"), Some("3")] {
         let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
         c.current_dir(&dir)
@@ -566,8 +569,11 @@ fn sigterm_counts_the_window_states_every_worker_held_at_the_stop() {
 
 /// A live stdin under `--workers` is windowed as its lines come, not once a chunk's 64 KiB have
 /// come: the windows its first lines close are in the output file while stdin is still open
-/// (the output is flushed whenever the writer catches up), and the whole output is the one
-/// the same lines give from a file.
+/// (the output is flushed whenever the writer catches up), also when the producer's last write
+/// ends inside a line (a block-buffered producer: the chunk is cut at its last whole line), and
+/// the whole output is the one the same lines give from a file. So is a pipe named as a path
+/// (`/dev/stdin`, as `<(cmd)` or a FIFO), also without `--workers` (before, read as a file:
+/// nothing until the input ended, the fresh-user trial of 2026-12-02).
 #[cfg(unix)]
 #[test]
 fn a_live_stdin_is_windowed_as_its_lines_come() {
@@ -577,52 +583,141 @@ fn a_live_stdin_is_windowed_as_its_lines_come() {
     for i in 0..30 {
         text.push_str(&format!("{},k{},{i}\n", i * 100, i % 4));
     }
-    let (first, rest) = text.split_at(text.find("2000,").expect("the line at 2 s"));
+    // The first write ends inside the line at 2 s.
+    let (first, rest) = text.split_at(text.find("2000,").expect("the line at 2 s") + 3);
     fs::write(dir.join("in.csv"), &text).expect("input");
-    let job = strings(&["--window", "tumbling:1s", "--agg", "sum", "--workers", "2"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
-        .current_dir(&dir)
-        .args([
-            "run",
-            "--no-progress",
-            "--input",
-            "-",
-            "--output",
-            "live.csv",
-        ])
-        .args(&job)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("windowctl starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(first.as_bytes()).expect("input written");
-    stdin.flush().expect("flushed");
-    // The lines up to 1.9 s close the windows [0, 1 s) of the four keys.
-    let mut rows = 0;
-    for _ in 0..100 {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        let out = fs::read_to_string(dir.join("live.csv")).unwrap_or_default();
-        rows = out.lines().filter(|l| l.contains(",0,1000,")).count();
-        if rows == 4 {
-            break;
+    for (input, workers) in [
+        ("-", Some("2")),
+        ("/dev/stdin", Some("2")),
+        ("/dev/stdin", None),
+    ] {
+        let mut job = strings(&["--window", "tumbling:1s", "--agg", "sum"]);
+        if let Some(w) = workers {
+            job.extend(strings(&["--workers", w]));
         }
+        let _ = fs::remove_file(dir.join("live.csv"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+            .current_dir(&dir)
+            .args(["run", "--no-progress", "--input", input])
+            .args(["--output", "live.csv"])
+            .args(&job)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("windowctl starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(first.as_bytes()).expect("input written");
+        stdin.flush().expect("flushed");
+        // The lines up to 1.9 s close the windows [0, 1 s) of the four keys.
+        let mut rows = 0;
+        for _ in 0..100 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let out = fs::read_to_string(dir.join("live.csv")).unwrap_or_default();
+            rows = out.lines().filter(|l| l.contains(",0,1000,")).count();
+            if rows == 4 {
+                break;
+            }
+        }
+        assert_eq!(
+            rows, 4,
+            "{input} {workers:?}: the first windows, before the input ends"
+        );
+        stdin.write_all(rest.as_bytes()).expect("input written");
+        drop(stdin);
+        let o = child.wait_with_output().expect("windowctl ends");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut args = strings(&["--input", "in.csv", "--output", "file.csv"]);
+        args.extend(job);
+        let from_file = windowctl(&dir, &args, &[]);
+        assert!(from_file.status.success());
+        let live = fs::read_to_string(dir.join("live.csv")).expect("live output");
+        assert_eq!(live.lines().count(), 1 + 4 * 3, "{live}");
+        assert_eq!(
+            live,
+            fs::read_to_string(dir.join("file.csv")).expect("output"),
+            "{input} {workers:?}"
+        );
     }
-    assert_eq!(rows, 4, "the first windows, before the input ends");
-    stdin.write_all(rest.as_bytes()).expect("input written");
-    drop(stdin);
-    let o = child.wait_with_output().expect("windowctl ends");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut args = strings(&["--input", "in.csv", "--output", "file.csv"]);
-    args.extend(job);
-    let from_file = windowctl(&dir, &args, &[]);
-    assert!(from_file.status.success());
-    let live = fs::read_to_string(dir.join("live.csv")).expect("live output");
-    assert_eq!(live.lines().count(), 1 + 4 * 3, "{live}");
-    assert_eq!(
-        live,
-        fs::read_to_string(dir.join("file.csv")).expect("output")
-    );
+}
+
+/// A job over a live stdin that stops on its own (a bad line with `--on-error fail`) stops
+/// while its input pauses, with the single-threaded runtime's message: before, under
+/// `--workers 2` it waited silently for more input (a worker's parser waited on the pipe).
+#[cfg(unix)]
+#[test]
+fn a_job_that_fails_on_a_live_stdin_stops_while_the_input_pauses() {
+    use std::process::Stdio;
+    let dir = scratch("live-fail");
+    for workers in [None, Some("1"), Some("2"), Some("3")] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+        c.current_dir(&dir)
+            .args([
+                "run",
+                "--no-progress",
+                "--input",
+                "-",
+                "--output",
+                "out.csv",
+            ])
+            .args(["--window", "tumbling:1s", "--agg", "sum"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(w) = workers {
+            c.args(["--workers", w]);
+        }
+        let mut child = c.spawn().expect("windowctl starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"event_time_ms,key,value\n1000,a,1\n2000,a,2\n3000,a,oops\n")
+            .expect("input written");
+        stdin.flush().expect("flushed");
+        // stdin stays open: the job must end on its own.
+        let mut ended = None;
+        for _ in 0..100 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            ended = child.try_wait().expect("wait");
+            if ended.is_some() {
+                break;
+            }
+        }
+        let Some(status) = ended else {
+            let _ = child.kill();
+            panic!("{workers:?}: still running 10 s after the bad line, stdin open");
+        };
+        drop(stdin);
+        assert_eq!(status.code(), Some(1), "{workers:?}");
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+            .expect("stderr");
+        assert!(
+            err.contains("stdin:4: field 'value': \"oops\" is not a number"),
+            "{workers:?}: {err}"
+        );
+    }
+}
+
+/// Epoch seconds read as milliseconds: `--workers` gives the single-threaded runtime's hint
+/// naming `--time-unit s` (it gave none: its readers' event times were not looked at).
+#[test]
+fn the_time_unit_hint_is_given_under_workers_too() {
+    let dir = scratch("unit-hint");
+    let text = "event_time_ms,key,value\n1357016400,a,1\n1357016460,b,2\n";
+    fs::write(dir.join("sec.csv"), text).expect("input");
+    for workers in [None, Some("1"), Some("3")] {
+        let mut args = strings(&["--input", "sec.csv", "--window", "tumbling:1s"]);
+        args.extend(strings(&["--agg", "sum", "--output", "out.csv"]));
+        if let Some(w) = workers {
+            args.extend(strings(&["--workers", w]));
+        }
+        let o = windowctl(&dir, &args, &[]);
+        assert!(o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("the event times (1357016400 .. 1357016460) read as milliseconds")
+                && err.contains("--time-unit s"),
+            "{workers:?}: {err}"
+        );
+    }
 }
 
 /// A CSV input without a header (`--no-header`) takes its columns (the field count) from its
