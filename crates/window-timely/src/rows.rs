@@ -106,6 +106,12 @@ impl Rows {
         self.rows.len()
     }
 
+    /// Whether a row fits without growing the block.
+    #[inline(always)]
+    pub(crate) fn has_room(&self) -> bool {
+        self.rows.len() < self.rows.capacity()
+    }
+
     /// Whether there are no rows.
     pub(crate) fn is_empty(&self) -> bool {
         self.rows.is_empty()

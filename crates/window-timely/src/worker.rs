@@ -67,6 +67,17 @@ const MAX_FINAL_STEPS: i64 = 4096;
 /// a worker's time on a job of many rows). Bounded by the writer thread.
 pub(crate) type RowPool = Arc<parking_lot::Mutex<Vec<Rows>>>;
 
+/// The moment and window of the last result a [`Tagger`] pushed: the watermark and window of
+/// its output call, their indices in the block, the window's end.
+#[derive(Clone, Copy, Debug)]
+struct Hot {
+    watermark: i64,
+    window: AnyWindow,
+    at: u32,
+    window_at: u32,
+    end: i64,
+}
+
 /// The output a worker's computation writes to: rows tagged with the current [`Order`].
 #[derive(Debug, Default)]
 pub(crate) struct Tagger {
@@ -78,6 +89,9 @@ pub(crate) struct Tagger {
     /// The window of the last row pushed, its index in `rows` and its end (its
     /// `max_timestamp`), while the block stays the same: most rows of a step share it.
     window: Option<(AnyWindow, u32, i64)>,
+    /// The moment and window of the last result pushed, while `order` and the block stay the
+    /// same ([`Tagger::push`]).
+    hot: Option<Hot>,
     /// Whether the rows pushed now are a watermark step's (ranked as they are pushed, see
     /// [`Tagger::sort_step`]).
     ranking: bool,
@@ -120,6 +134,7 @@ impl Tagger {
     pub(crate) fn set_order(&mut self, order: Order) {
         self.order = order;
         self.moment = None;
+        self.hot = None;
         self.ranking = order.phase == 0;
     }
 
@@ -165,19 +180,54 @@ impl Tagger {
         self.last = here;
     }
 
-    /// Adds a result or an empty result: in a watermark step, ranked by its key.
+    /// Adds a result or an empty result: in a watermark step, ranked by its key. The path of
+    /// a row with the last row's moment and window calls nothing (so it saves no registers).
     #[inline(always)]
     fn push(&mut self, key: KeyId, window: &AnyWindow, kind: Kind, value: u64, watermark: i64) {
+        match self.hot {
+            Some(h) if h.watermark == watermark && h.window == *window && self.rows.has_room() => {
+                let rank = self.rank(key, h.end);
+                self.rows.push(key, kind, value, h.window_at, h.at, rank);
+            }
+            _ => self.push_cold(key, window, kind, value, watermark),
+        }
+    }
+
+    /// [`Tagger::push`] of a row with another moment or window than the last, or with no room
+    /// left in the block.
+    #[inline(never)]
+    fn push_cold(
+        &mut self,
+        key: KeyId,
+        window: &AnyWindow,
+        kind: Kind,
+        value: u64,
+        watermark: i64,
+    ) {
         let at = self.moment(watermark);
-        let (window, end) = self.window(window);
-        let rank = if self.ranking {
+        let (window_at, end) = self.window(window);
+        self.hot = Some(Hot {
+            watermark,
+            window: *window,
+            at,
+            window_at,
+            end,
+        });
+        let rank = self.rank(key, end);
+        self.rows.push(key, kind, value, window_at, at, rank);
+    }
+
+    /// The rank of a row of `key` whose window ends at `end`: in a watermark step, the key's
+    /// (noted for the canonical order), else 0.
+    #[inline(always)]
+    fn rank(&mut self, key: KeyId, end: i64) -> u64 {
+        if self.ranking {
             let rank = self.ranks.get(key.index()).copied().unwrap_or(u64::MAX);
             self.note((end, rank));
             rank
         } else {
             0
-        };
-        self.rows.push(key, kind, value, window, at, rank);
+        }
     }
 
     /// [`WindowOutput::result`] for a result with no inline value of the common kinds.
@@ -228,6 +278,7 @@ impl Tagger {
         next.worker = self.worker;
         self.moment = None;
         self.window = None;
+        self.hot = None;
         std::mem::replace(&mut self.rows, next)
     }
 
