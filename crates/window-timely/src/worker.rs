@@ -584,7 +584,10 @@ where
         if self.stopped {
             return;
         }
-        elements.sort_unstable_by_key(|e| e.idx);
+        // Mostly in order already (a chunk's part for one worker comes from one parser).
+        if !elements.is_sorted_by_key(|e| e.idx) {
+            elements.sort_unstable_by_key(|e| e.idx);
+        }
         let no_errors: &[(u32, ChunkError)] = &[];
         let errors = if self.reporter {
             &s.errors[..]
