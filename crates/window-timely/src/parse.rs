@@ -156,7 +156,9 @@ pub(crate) fn parse(
 /// The physical lines of `bytes` as the readers count them: one per `\n`, and a last one
 /// without a line end.
 fn physical_lines(bytes: &[u8]) -> u64 {
-    let ends = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    // memchr's count is vectorized (a filter and count over the bytes was not: 4.5
+    // instructions a byte, 5 % of the tumbling job's with `--workers 1`, cachegrind).
+    let ends = memchr::memchr_iter(b'\n', bytes).count() as u64;
     ends + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 

@@ -106,6 +106,12 @@ impl Rows {
         self.rows.len()
     }
 
+    /// Whether a row fits without growing the block.
+    #[inline(always)]
+    pub(crate) fn has_room(&self) -> bool {
+        self.rows.len() < self.rows.capacity()
+    }
+
     /// Whether there are no rows.
     pub(crate) fn is_empty(&self) -> bool {
         self.rows.is_empty()
@@ -132,23 +138,17 @@ impl Rows {
 
     /// The index of `window`: the last one's if it is the same.
     #[inline]
-    fn window(&mut self, window: &AnyWindow) -> u32 {
+    pub(crate) fn window(&mut self, window: &AnyWindow) -> u32 {
         if self.windows.last() != Some(window) {
             self.windows.push(*window);
         }
         (self.windows.len() - 1) as u32
     }
 
-    /// Adds a result (ranked by [`Rows::rank_step`] if a watermark step fired it).
-    #[inline]
-    pub(crate) fn push_result(
-        &mut self,
-        key: KeyId,
-        window: &AnyWindow,
-        result: JobResult,
-        at: u32,
-    ) {
-        let (kind, value) = match result {
+    /// The kind and inline value of a result row for `result` (a payload with no inline value
+    /// goes to [`Rows::results`]).
+    pub(crate) fn payload(&mut self, result: JobResult) -> (Kind, u64) {
+        match result {
             JobResult::Number(Some(v)) => (Kind::Number, v.to_bits()),
             JobResult::Number(None) => (Kind::NoValue, 0),
             JobResult::Integer(i) if i64::try_from(i).is_ok() => (Kind::Integer, i as i64 as u64),
@@ -156,70 +156,43 @@ impl Rows {
                 self.results.push(other);
                 (Kind::Result, (self.results.len() - 1) as u64)
             }
-        };
-        let window = self.window(window);
-        self.push(key, kind, value, window, at);
-    }
-
-    /// Adds an empty result (ranked by [`Rows::rank_step`] if a watermark step fired it).
-    #[inline]
-    pub(crate) fn push_emptied(&mut self, key: KeyId, window: &AnyWindow, at: u32) {
-        let window = self.window(window);
-        self.push(key, Kind::Emptied, 0, window, at);
+        }
     }
 
     /// Adds a late element.
     pub(crate) fn push_late(&mut self, key: KeyId, late: (i64, Number), at: u32) {
         self.lates.push(late);
         let value = (self.lates.len() - 1) as u64;
-        self.push(key, Kind::Late, value, 0, at);
+        self.push(key, Kind::Late, value, 0, at, 0);
     }
 
     /// Adds a bad record, a failed read or a failed element.
     pub(crate) fn push_rare(&mut self, rare: Rare, at: u32) {
         self.rare.push(rare);
         let value = (self.rare.len() - 1) as u64;
-        self.push(KeyId::default(), Kind::Rare, value, 0, at);
+        self.push(KeyId::default(), Kind::Rare, value, 0, at, 0);
     }
 
-    #[inline]
-    fn push(&mut self, key: KeyId, kind: Kind, value: u64, window: u32, at: u32) {
+    /// Adds a row: `window` and `at` are indices from [`Rows::window`] and [`Rows::moment`],
+    /// `rank` the key's rank for a row fired by a watermark step (0 for other rows).
+    #[inline(always)]
+    pub(crate) fn push(
+        &mut self,
+        key: KeyId,
+        kind: Kind,
+        value: u64,
+        window: u32,
+        at: u32,
+        rank: u64,
+    ) {
         self.rows.push(Dense {
             key,
             moment: at,
             window,
             kind,
             value,
-            rank: 0,
+            rank,
         });
-    }
-
-    /// Gives the results and empty results from `from` on (the rows of one watermark step) the
-    /// rank of their key in `ranks` (`u64::MAX` for a key without one), and says whether the
-    /// rows are out of the canonical order ([`Rows::canonical`]).
-    pub(crate) fn rank_step(&mut self, from: usize, ranks: &[u64]) -> bool {
-        let mut last = (i64::MIN, 0);
-        let mut unsorted = false;
-        // The end of the last window met (rows of a step mostly share their window).
-        let mut end = (u32::MAX, i64::MIN);
-        for row in &mut self.rows[from..] {
-            let here = match row.kind {
-                Kind::Late | Kind::Rare => (i64::MIN, 0),
-                _ => {
-                    if row.window != end.0 {
-                        end = (
-                            row.window,
-                            self.windows[row.window as usize].max_timestamp(),
-                        );
-                    }
-                    row.rank = ranks.get(row.key.index()).copied().unwrap_or(u64::MAX);
-                    (end.1, row.rank)
-                }
-            };
-            unsorted |= here < last;
-            last = here;
-        }
-        unsorted
     }
 
     /// Puts the rows from `from` on in the order of `places` (each an index of one of them).
