@@ -12,6 +12,9 @@ use std::io::BufRead;
 
 use parking_lot::Mutex;
 
+/// How often a worker waiting for the input looks whether its chunk was read meanwhile.
+const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// One chunk of whole lines.
 #[derive(Debug)]
 pub(crate) struct Chunk {
@@ -249,8 +252,14 @@ impl Chunker {
                     };
                 }
             }
-            // One chunk at a time, by one worker at a time; the state is free meanwhile.
-            let mut input = self.input.lock();
+            // One chunk at a time, by one worker at a time; the state is free meanwhile. A
+            // worker that waits for the input looks at the chunks read meanwhile every 10 ms:
+            // the one reading (a live input that pauses) may read this worker's chunk and then
+            // wait for the next one, holding the input (the lock is not fair: it takes it
+            // again at once).
+            let Some(mut input) = self.input.try_lock_for(LOOK_AGAIN) else {
+                continue;
+            };
             if !to_read(&self.state.lock()) {
                 continue; // read by another worker while this one waited
             }
@@ -694,6 +703,46 @@ mod tests {
         );
         assert_eq!(last_record_end(b"{}\n{", None), Some(3));
         assert_eq!(last_record_end(b"1,\"a\n", Some(b',')), None);
+    }
+
+    #[test]
+    fn a_worker_waiting_for_the_input_takes_its_chunk_read_meanwhile() {
+        // Worker B asks for chunk 0 while worker A reads it; A then goes on to wait on a live
+        // input for chunk 1, holding the input (a job of the fresh-user trial hung so with 3
+        // workers, 1 run in 3: B waited for the input's lock, which A took again at once).
+        let c = std::sync::Arc::new(chunker("", 12, false));
+        let reading = c.input.lock(); // A
+        let (got, taken) = std::sync::mpsc::channel();
+        let b = {
+            let c = std::sync::Arc::clone(&c);
+            std::thread::spawn(move || got.send(c.take(0)).expect("send"))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        {
+            // A has read chunk 0 and goes on, still holding the input.
+            let mut s = c.state.lock();
+            s.next = 1;
+            let lines = b"1,a,1\n2,a,1\n".to_vec();
+            let (index, header, columns_from, cut, end) = (0, Vec::new(), Vec::new(), None, 12);
+            let chunk = Chunk {
+                index,
+                header,
+                columns_from,
+                lines,
+                cut,
+                end,
+            };
+            s.pending.insert(0, chunk);
+        }
+        let zero = taken
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("chunk 0 handed out while A holds the input");
+        match zero {
+            Take::Chunk(chunk) => assert_eq!(chunk.lines, b"1,a,1\n2,a,1\n"),
+            other => panic!("{other:?}"),
+        }
+        drop(reading);
+        b.join().expect("join");
     }
 
     #[test]

@@ -483,6 +483,29 @@ fn the_peak_state_line_is_printed_under_workers_as_the_sum_of_the_workers_peaks(
     }
 }
 
+/// `windowctl run --no-progress ARGS` started with a pipe for stdin (stderr piped too), `env`
+/// set, `bytes` written to it and flushed; the pipe is left open.
+#[cfg(unix)]
+fn fed(
+    dir: &Path,
+    args: &[String],
+    env: &[(&str, &str)],
+    bytes: &[u8],
+) -> (std::process::Child, std::process::ChildStdin) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+    c.current_dir(dir)
+        .args(["run", "--no-progress"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("windowctl starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(bytes).expect("input written");
+    stdin.flush().expect("flushed");
+    (child, stdin)
+}
+
 /// A job over stdin stopped by SIGTERM while it waits for more input: 50 keys, each in 10
 /// sliding windows that stay open (nothing fires before the watermark passes 1 h): the summary
 /// counts the window states of every worker open at the stop, 10 per distinct key read up to
@@ -491,7 +514,6 @@ fn the_peak_state_line_is_printed_under_workers_as_the_sum_of_the_workers_peaks(
 #[cfg(unix)]
 #[test]
 fn sigterm_counts_the_window_states_every_worker_held_at_the_stop() {
-    use std::process::Stdio;
     let dir = scratch("stopped");
     let mut text = String::from("event_time_ms,key,value\n");
     for i in 0..50 {
@@ -506,35 +528,19 @@ fn sigterm_counts_the_window_states_every_worker_held_at_the_stop() {
     // no reason to hold the lines before it back.
     text.push_str("1100,k0");
     for workers in [None, Some("1"), Some("2"), Some("3")] {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
-        c.current_dir(&dir)
-            .args([
-                "run",
-                "--no-progress",
-                "--input",
-                "-",
-                "--window",
-                "sliding:10s:1s",
-            ])
-            .args([
-                "--strategy",
-                "native",
-                "--agg",
-                "count",
-                "--out-of-orderness",
-                "1h",
-            ])
-            .args(["--output", "out.csv"])
-            .env("WINDOWCTL_CHUNK_BYTES", "61")
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut args = strings(&["--input", "-", "--window", "sliding:10s:1s"]);
+        args.extend(strings(&["--strategy", "native", "--agg", "count"]));
+        args.extend(strings(&[
+            "--out-of-orderness",
+            "1h",
+            "--output",
+            "out.csv",
+        ]));
         if let Some(w) = workers {
-            c.args(["--workers", w]);
+            args.extend(strings(&["--workers", w]));
         }
-        let mut child = c.spawn().expect("windowctl starts");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(text.as_bytes()).expect("input written");
-        stdin.flush().expect("flushed");
+        let env = [("WINDOWCTL_CHUNK_BYTES", "61")];
+        let (child, stdin) = fed(&dir, &args, &env, text.as_bytes());
         // Long enough to read and window 90 lines, stdin left open (the job waits for more).
         std::thread::sleep(std::time::Duration::from_secs(3));
         let sent = Command::new("kill")
@@ -577,7 +583,6 @@ fn sigterm_counts_the_window_states_every_worker_held_at_the_stop() {
 #[cfg(unix)]
 #[test]
 fn a_live_stdin_is_windowed_as_its_lines_come() {
-    use std::process::Stdio;
     let dir = scratch("live");
     let mut text = String::from("event_time_ms,key,value\n");
     for i in 0..30 {
@@ -596,18 +601,9 @@ fn a_live_stdin_is_windowed_as_its_lines_come() {
             job.extend(strings(&["--workers", w]));
         }
         let _ = fs::remove_file(dir.join("live.csv"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
-            .current_dir(&dir)
-            .args(["run", "--no-progress", "--input", input])
-            .args(["--output", "live.csv"])
-            .args(&job)
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("windowctl starts");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(first.as_bytes()).expect("input written");
-        stdin.flush().expect("flushed");
+        let mut args = strings(&["--input", input, "--output", "live.csv"]);
+        args.extend(job.iter().cloned());
+        let (child, mut stdin) = fed(&dir, &args, &[], first.as_bytes());
         // The lines up to 1.9 s close the windows [0, 1 s) of the four keys.
         let mut rows = 0;
         for _ in 0..100 {
@@ -646,31 +642,15 @@ fn a_live_stdin_is_windowed_as_its_lines_come() {
 #[cfg(unix)]
 #[test]
 fn a_job_that_fails_on_a_live_stdin_stops_while_the_input_pauses() {
-    use std::process::Stdio;
     let dir = scratch("live-fail");
     for workers in [None, Some("1"), Some("2"), Some("3")] {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
-        c.current_dir(&dir)
-            .args([
-                "run",
-                "--no-progress",
-                "--input",
-                "-",
-                "--output",
-                "out.csv",
-            ])
-            .args(["--window", "tumbling:1s", "--agg", "sum"])
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut args = strings(&["--input", "-", "--output", "out.csv"]);
+        args.extend(strings(&["--window", "tumbling:1s", "--agg", "sum"]));
         if let Some(w) = workers {
-            c.args(["--workers", w]);
+            args.extend(strings(&["--workers", w]));
         }
-        let mut child = c.spawn().expect("windowctl starts");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin
-            .write_all(b"event_time_ms,key,value\n1000,a,1\n2000,a,2\n3000,a,oops\n")
-            .expect("input written");
-        stdin.flush().expect("flushed");
+        let text = b"event_time_ms,key,value\n1000,a,1\n2000,a,2\n3000,a,oops\n";
+        let (mut child, stdin) = fed(&dir, &args, &[], text);
         // stdin stays open: the job must end on its own.
         let mut ended = None;
         for _ in 0..100 {
