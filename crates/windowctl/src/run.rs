@@ -494,34 +494,51 @@ fn run_to_end(
     outcome
 }
 
-/// SIGINT and SIGTERM as flags the run loop looks at between batches. A second signal of the
-/// same kind ends the process at once (signal-hook's conditional shutdown), for a job that
-/// does not reach a batch boundary.
+/// SIGINT and SIGTERM as flags the run loop looks at between batches. A second signal at
+/// least [`REPEAT_AFTER`] after the first ends the process at once (exit 128 + its number),
+/// for a job that does not reach a batch boundary; one sooner is the same request again (GNU
+/// `timeout` signals the command and then its whole process group: two SIGTERMs within
+/// microseconds, which ended a `--workers` job before its summary, 1 run in 4 of a trial).
 struct StopSignals {
     int: Arc<AtomicBool>,
     term: Arc<AtomicBool>,
 }
 
+/// How long after a first SIGINT or SIGTERM a second one ends the process at once.
+const REPEAT_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl StopSignals {
-    /// Registers the handlers.
+    /// Starts a thread that takes the signals (signal-hook's iterator: no code of ours runs in
+    /// a signal handler).
     ///
     /// # Errors
-    /// A handler cannot be registered.
+    /// The handlers cannot be registered, or the thread cannot be started.
     fn register() -> Result<Self> {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let int = Arc::new(AtomicBool::new(false));
         let term = Arc::new(AtomicBool::new(false));
-        for (signal, flag) in [(SIGINT, &int), (SIGTERM, &term)] {
-            // The first signal sets the flag; a second, with the flag set, exits.
-            signal_hook::flag::register_conditional_shutdown(
-                signal,
-                128 + signal,
-                Arc::clone(flag),
-            )
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
             .context("registering signal handlers")?;
-            signal_hook::flag::register(signal, Arc::clone(flag))
-                .context("registering signal handlers")?;
-        }
+        let flags = (Arc::clone(&int), Arc::clone(&term));
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                let mut first: Option<Instant> = None;
+                for signal in signals.forever() {
+                    match first {
+                        None => {
+                            let flag = if signal == SIGINT { &flags.0 } else { &flags.1 };
+                            flag.store(true, Ordering::Relaxed);
+                            first = Some(Instant::now());
+                        }
+                        Some(at) if at.elapsed() >= REPEAT_AFTER => {
+                            std::process::exit(128 + signal);
+                        }
+                        Some(_) => {} // the same request again
+                    }
+                }
+            })
+            .context("starting the signal thread")?;
         Ok(Self { int, term })
     }
 

@@ -132,6 +132,52 @@ fn sigint_stops_a_job_at_a_row_boundary_with_the_summary() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Two SIGTERMs at once (GNU `timeout` signals the command and then its process group) are
+/// one request: the job stops with its summary, exit 143, with and without `--workers`.
+/// Before, the second one ended the process at once, without the summary (1 run in 4 of a
+/// trial's `timeout 1 windowctl ... --workers 2`, 2 in 3 with two `kill -TERM`).
+#[cfg(unix)]
+#[test]
+fn two_sigterms_at_once_stop_the_job_once_with_its_summary() {
+    let dir = scratch("two-sigterms");
+    for workers in [None, Some("2")] {
+        for _ in 0..3 {
+            let mut c = windowctl(&dir);
+            c.args([
+                "--input",
+                "-",
+                "--window",
+                "tumbling:1s",
+                "--output",
+                "o.csv",
+            ])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped());
+            if let Some(w) = workers {
+                c.args(["--workers", w]);
+            }
+            let mut child = c.spawn().expect("runs");
+            let mut stdin = child.stdin.take().expect("stdin");
+            std::io::Write::write_all(&mut stdin, b"event_time_ms,key,value\n1000,a,1\n")
+                .expect("written");
+            std::thread::sleep(Duration::from_millis(500));
+            let id = child.id().to_string();
+            let sent = Command::new("sh")
+                .args(["-c", &format!("kill -TERM {id}; kill -TERM {id}")])
+                .status()
+                .expect("kill runs");
+            assert!(sent.success());
+            let o = child.wait_with_output().expect("ends");
+            drop(stdin);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(143), "{workers:?}: {err}");
+            assert!(err.contains("1 events read"), "{workers:?}: {err}");
+            assert!(err.contains("stopped by SIGTERM"), "{workers:?}: {err}");
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_gz_output_is_gzip_that_windowctl_reads_back() {
     let dir = scratch("gz");
