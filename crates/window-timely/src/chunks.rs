@@ -629,74 +629,47 @@ mod tests {
         }
     }
 
-    /// A live input (stdin): its bytes, then nothing until the test says so.
-    struct Live {
-        bytes: std::io::Cursor<Vec<u8>>,
-        more: std::sync::mpsc::Receiver<Vec<u8>>,
-    }
-
-    impl std::io::Read for Live {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            loop {
-                let n = std::io::Read::read(&mut self.bytes, buf)?;
-                if n > 0 {
-                    return Ok(n);
-                }
-                match self.more.recv() {
-                    Ok(more) => self.bytes = std::io::Cursor::new(more),
-                    Err(_) => return Ok(0),
-                }
+    /// The chunks of a live CSV input with a header (chunk size 64 KiB): `first`, then each of
+    /// `parts` after a pause of three times [`crate::live::FLUSH_AFTER`].
+    fn live_chunks(first: &[u8], parts: &[&[u8]]) -> Vec<String> {
+        let (fed, send) = crate::live::tests::Fed::new(first);
+        let input = std::io::BufReader::new(fed);
+        let c = Chunker::new(Box::new(input), 1 << 16, Some(b','), true, Share::ALL).live_if(true);
+        let parts: Vec<Vec<u8>> = parts.iter().map(|p| p.to_vec()).collect();
+        let feed = std::thread::spawn(move || {
+            for part in parts {
+                std::thread::sleep(crate::live::FLUSH_AFTER * 3);
+                send.send(part).expect("send");
             }
-        }
+            std::thread::sleep(crate::live::FLUSH_AFTER * 3);
+        });
+        let chunks = all_chunks(&c);
+        feed.join().expect("feed");
+        chunks
     }
 
     #[test]
     fn a_live_input_is_cut_where_it_pauses_at_a_whole_line_outside_quotes() {
-        let (send, more) = std::sync::mpsc::channel();
-        let input = std::io::BufReader::new(Live {
-            bytes: std::io::Cursor::new(b"t,k,v\n1,a,1\n2,".to_vec()),
-            more,
-        });
-        let c = Chunker::new(Box::new(input), 1 << 16, Some(b','), true, Share::ALL).live_if(true);
-        let feed = std::thread::spawn(move || {
-            // The line goes on after a pause; then a quoted field with a line break spans a
-            // pause (the line end in it is no place to cut).
-            for part in [&b"a,1\n"[..], b"3,\"x\n", b"y\",1\n", b"4,a,1\n"] {
-                std::thread::sleep(crate::live::FLUSH_AFTER * 3);
-                send.send(part.to_vec()).expect("send");
-            }
-            std::thread::sleep(crate::live::FLUSH_AFTER * 3);
-        });
-        // Far below the chunk size, each chunk ends where the input paused, at its last whole
-        // record (the line cut by the first pause goes on in the next chunk).
-        let chunks = all_chunks(&c);
+        // The line goes on after a pause; then a quoted field with a line break spans a pause
+        // (the line end in it is no place to cut). Far below the chunk size, each chunk ends
+        // where the input paused, at its last whole record (the line cut by the first pause
+        // goes on in the next chunk).
+        let parts: [&[u8]; 4] = [b"a,1\n", b"3,\"x\n", b"y\",1\n", b"4,a,1\n"];
         assert_eq!(
-            chunks,
+            live_chunks(b"t,k,v\n1,a,1\n2,", &parts),
             ["t,k,v\n1,a,1\n", "2,a,1\n", "3,\"x\ny\",1\n", "4,a,1\n"]
         );
-        feed.join().expect("feed");
     }
 
     #[test]
     fn a_live_input_that_pauses_inside_a_line_is_cut_at_its_last_whole_record() {
-        let (send, more) = std::sync::mpsc::channel();
-        let input = std::io::BufReader::new(Live {
-            // A producer's block ends inside a line; the next one inside a quoted field
-            // whose line break is no record's end.
-            bytes: std::io::Cursor::new(b"t,k,v\n1,a,1\n2,a".to_vec()),
-            more,
-        });
-        let c = Chunker::new(Box::new(input), 1 << 16, Some(b','), true, Share::ALL).live_if(true);
-        let feed = std::thread::spawn(move || {
-            for part in [&b",1\n3,\"x\ny"[..], b"\",1\n"] {
-                std::thread::sleep(crate::live::FLUSH_AFTER * 3);
-                send.send(part.to_vec()).expect("send");
-            }
-            std::thread::sleep(crate::live::FLUSH_AFTER * 3);
-        });
-        let chunks = all_chunks(&c);
-        assert_eq!(chunks, ["t,k,v\n1,a,1\n", "2,a,1\n", "3,\"x\ny\",1\n"]);
-        feed.join().expect("feed");
+        // A producer's block ends inside a line; the next one inside a quoted field whose line
+        // break is no record's end.
+        let parts: [&[u8]; 2] = [b",1\n3,\"x\ny", b"\",1\n"];
+        assert_eq!(
+            live_chunks(b"t,k,v\n1,a,1\n2,a", &parts),
+            ["t,k,v\n1,a,1\n", "2,a,1\n", "3,\"x\ny\",1\n"]
+        );
         assert_eq!(
             last_record_end(b"1,\"a\nb\",1\n2,\"c\n", Some(b',')),
             Some(10)
@@ -722,15 +695,13 @@ mod tests {
             // A has read chunk 0 and goes on, still holding the input.
             let mut s = c.state.lock();
             s.next = 1;
-            let lines = b"1,a,1\n2,a,1\n".to_vec();
-            let (index, header, columns_from, cut, end) = (0, Vec::new(), Vec::new(), None, 12);
             let chunk = Chunk {
-                index,
-                header,
-                columns_from,
-                lines,
-                cut,
-                end,
+                index: 0,
+                header: Vec::new(),
+                columns_from: Vec::new(),
+                lines: b"1,a,1\n2,a,1\n".to_vec(),
+                cut: None,
+                end: 12,
             };
             s.pending.insert(0, chunk);
         }
@@ -747,12 +718,8 @@ mod tests {
 
     #[test]
     fn a_worker_waiting_on_a_live_input_holds_up_no_chunk_read_already() {
-        let (send, more) = std::sync::mpsc::channel();
-        let first = b"1,a,1\n2,a,1\n3,a,1\n".to_vec();
-        let input = std::io::BufReader::new(Live {
-            bytes: std::io::Cursor::new(first),
-            more,
-        });
+        let (fed, send) = crate::live::tests::Fed::new(b"1,a,1\n2,a,1\n3,a,1\n");
+        let input = std::io::BufReader::new(fed);
         let c = std::sync::Arc::new(Chunker::new(
             Box::new(input),
             12,

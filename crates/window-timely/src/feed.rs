@@ -178,10 +178,9 @@ impl<P: JobParts> Feed<P> {
     }
 
     /// The next parsed chunk; `None` at the end, or once the job is interrupted or stopped
-    /// early. While the
-    /// parser has none ready (a live input waits for its lines), `idle` runs: the worker steps
-    /// its dataflow (the chunks other workers sent go on meanwhile) or parks until woken, at most
-    /// [`IDLE_PARK`] (the job's interruption is looked at between).
+    /// early. While the parser has none ready (a live input waits for its lines), `idle` runs:
+    /// the worker steps its dataflow (the chunks other workers sent go on meanwhile) or parks
+    /// until woken, at most [`IDLE_PARK`] (the interruption and the stop are looked at between).
     pub(crate) fn next(
         &mut self,
         shared: &Shared<P>,

@@ -109,9 +109,7 @@ impl LiveBytes {
         }
         true
     }
-}
 
-impl LiveBytes {
     /// Gives `bytes` back, to be read again before the rest (the part of a chunk after its cut).
     pub(crate) fn unread(&mut self, bytes: &[u8]) {
         let mut front = Vec::with_capacity(bytes.len() + self.front.len() - self.at);
@@ -149,11 +147,19 @@ impl BufRead for LiveBytes {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// An input that gives its blocks as they are sent, and ends when the sender is dropped.
-    struct Fed(std::sync::mpsc::Receiver<Vec<u8>>, std::io::Cursor<Vec<u8>>);
+    /// A live input for tests: `first`'s bytes, then each block the returned sender sends, as
+    /// it comes; it ends when the sender is dropped.
+    pub(crate) struct Fed(std::sync::mpsc::Receiver<Vec<u8>>, std::io::Cursor<Vec<u8>>);
+
+    impl Fed {
+        pub(crate) fn new(first: &[u8]) -> (Self, std::sync::mpsc::Sender<Vec<u8>>) {
+            let (send, more) = std::sync::mpsc::channel();
+            (Fed(more, std::io::Cursor::new(first.to_vec())), send)
+        }
+    }
 
     impl Read for Fed {
         fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -172,8 +178,8 @@ mod tests {
 
     #[test]
     fn bytes_come_as_sent_and_a_wait_ends_at_its_deadline() {
-        let (send, fed) = std::sync::mpsc::channel();
-        let input = std::io::BufReader::new(Fed(fed, std::io::Cursor::new(Vec::new())));
+        let (fed, send) = Fed::new(b"");
+        let input = std::io::BufReader::new(fed);
         let Ok(mut live) = LiveBytes::start(Box::new(input)) else {
             panic!("thread")
         };

@@ -302,9 +302,9 @@ fn open_readers(
                 reader.skip_to(*p)?;
             }
             let times = reader.event_times();
-            // stdin, a socket, and a path to a pipe (`<(cmd)`, a FIFO, /dev/stdin): of unknown
-            // size; each event is handed over as it comes.
-            let live = !matches!(spec, InputSpec::File(_)) || reader.total_bytes().is_none();
+            // An input of unknown size is live (stdin, a socket, a path to a pipe: `<(cmd)`, a
+            // FIFO, /dev/stdin), as for `--workers`: each event is handed over as it comes.
+            let live = reader.total_bytes().is_none();
             Ok((ReaderSource::new(reader, live, Arc::clone(keys)), times))
         })
         .collect::<Result<Vec<_>>>()
