@@ -416,7 +416,9 @@ fn open_file(path: &Path) -> Result<Opened, OpenError> {
             path: path.display().to_string(),
         });
     }
-    let gzipped = gz_name || magic;
+    // A zero-byte `.gz` is an empty input, as an empty `.csv` is (the decoder would call it
+    // an unexpected end of file).
+    let gzipped = (gz_name && total > 0) || magic;
     let progress = Progress::new(Some(total));
     let counted = CountingReader {
         inner: file,

@@ -771,3 +771,26 @@ fn integer_values_are_read_exactly() {
         );
     }
 }
+
+/// A zero-byte `.gz` file is an empty input, as an empty `.csv` is (a fresh-user trial: it
+/// failed with "read error: unexpected end of file"); a `.gz` that is not gzip is still refused.
+#[test]
+fn a_zero_byte_gz_file_is_an_empty_input() {
+    let path = temp_path("empty.csv.gz");
+    std::fs::write(&path, b"").expect("written");
+    let mut reader = open_source(
+        &InputSpec::File(path.clone()),
+        InputFormat::Csv,
+        FieldNames::default(),
+    )
+    .expect("opens");
+    assert!(reader.next().is_none(), "no record, no error");
+    std::fs::write(&path, b"t,k,v\n").expect("written");
+    let refused = open_source(
+        &InputSpec::File(path.clone()),
+        InputFormat::Csv,
+        FieldNames::default(),
+    );
+    assert!(matches!(refused, Err(OpenError::NotGzip { .. })));
+    let _ = std::fs::remove_file(&path);
+}
