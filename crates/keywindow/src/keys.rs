@@ -77,6 +77,73 @@ impl<K: Hash + Eq + Clone, S> KeySlots<K, S> {
     pub(crate) fn states(&self) -> impl Iterator<Item = &S> {
         self.slots.iter().flatten()
     }
+
+    /// Slots in use or free: every slot number is below this.
+    pub(crate) fn slot_count(&self) -> u32 {
+        // Fits: `intern` makes no slot beyond `u32::MAX`, a snapshot none either.
+        self.slots.len() as u32
+    }
+}
+
+/// How [`KeySlots::serialize_with`] writes each state.
+pub(crate) trait SlotView<S> {
+    /// Writes `state`, held in `slot`, as `S` encodes.
+    fn serialize_slot<Se: Serializer>(
+        &self,
+        slot: u32,
+        state: &S,
+        serializer: Se,
+    ) -> Result<Se::Ok, Se::Error>;
+}
+
+impl<K, S> KeySlots<K, S> {
+    /// Writes the slots as [`Serialize`] does, each state as `view` writes it: for a caller
+    /// whose states are not all up to date in place. `view` must encode as the state does, for
+    /// the snapshot to read back.
+    pub(crate) fn serialize_with<Se: Serializer, V: SlotView<S>>(
+        &self,
+        serializer: Se,
+        view: &V,
+    ) -> Result<Se::Ok, Se::Error> {
+        use serde::ser::SerializeStruct;
+        struct One<'a, S, V> {
+            slot: u32,
+            state: &'a S,
+            view: &'a V,
+        }
+        impl<S, V: SlotView<S>> Serialize for One<'_, S, V> {
+            fn serialize<Se: Serializer>(&self, serializer: Se) -> Result<Se::Ok, Se::Error> {
+                self.view.serialize_slot(self.slot, self.state, serializer)
+            }
+        }
+        struct Viewed<'a, S, V> {
+            slots: &'a [Option<S>],
+            view: &'a V,
+        }
+        impl<S, V: SlotView<S>> Serialize for Viewed<'_, S, V> {
+            fn serialize<Se: Serializer>(&self, serializer: Se) -> Result<Se::Ok, Se::Error> {
+                // Slot numbers fit a `u32` (see `slot_count`).
+                serializer.collect_seq(self.slots.iter().enumerate().map(|(slot, state)| {
+                    state.as_ref().map(|state| One {
+                        slot: slot as u32,
+                        state,
+                        view: self.view,
+                    })
+                }))
+            }
+        }
+        // The shape of `SlotsRef`'s derived encoding.
+        let mut s = serializer.serialize_struct("SlotsRef", 2)?;
+        s.serialize_field(
+            "slots",
+            &Viewed {
+                slots: &self.slots,
+                view,
+            },
+        )?;
+        s.serialize_field("free", &self.free)?;
+        s.end()
+    }
 }
 
 /// A per-key state that holds its key (to rebuild the key table from the states).

@@ -30,11 +30,11 @@ use std::hash::Hash;
 
 use window_core::{AggregateFunction, TimeWindow, Timestamp, Window, WindowOutput};
 
-use crate::keys::KeySlots;
 use crate::schedule::FireSchedule;
 use crate::slice_log::{SegmentWindows, SliceLog};
 use crate::two_stacks::TwoStacks;
 use crate::{count_new_windows, KeyWindowError, KeyWindowMetrics, SlidingGeometry};
+use slots::{SliceSlots, Unchanged};
 
 /// Which windows a [`SlicedWindows`] emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -91,6 +91,12 @@ impl<K, A: Clone> SliceKey<K, A> {
             evicted += 1;
         }
         evicted
+    }
+
+    /// The start of the oldest slice held, `i64::MAX` if there is none.
+    fn oldest_start(&self) -> i64 {
+        let open = self.open.as_ref().map_or(i64::MAX, |o| o.0);
+        self.closed.oldest().min(open)
     }
 
     /// The aggregate of every slice held, `None` if there is none.
@@ -212,7 +218,8 @@ pub struct SlicedWindows<K, T, F: AggregateFunction<T>> {
     slice_offset: i64,
     function: F,
     emit: EmitMode,
-    keys: KeySlots<K, SliceKey<K, F::Acc>>,
+    /// The keys' states, with the unchanged-firing cache when emitting every window.
+    keys: SliceSlots<K, F::Acc>,
     /// All windows: firings by window index, (key slot, window start). A key has one live
     /// entry, the one matching its `next`; entries that no longer match are stale and skipped,
     /// so moving a key's firing is a push, with no delete and no dedup set.
@@ -299,7 +306,7 @@ where
             slice_offset: geometry.offset().rem_euclid(slice),
             function,
             emit,
-            keys: KeySlots::new(),
+            keys: SliceSlots::new(emit == EmitMode::AllWindows),
             // A key's next window is at most size / slide + 1 windows past the one firing.
             fire: FireSchedule::new(
                 (geometry.size() / geometry.slide())
@@ -564,7 +571,7 @@ where
         if time == Timestamp::MAX {
             // The end of time: every window has fired. A slice within a slide of i64::MAX can
             // have no window after it to leave in; forget whatever remains.
-            self.keys = KeySlots::new();
+            self.keys = SliceSlots::new(self.emit == EmitMode::AllWindows);
             self.idle.clear();
             self.log = SliceLog::default();
             self.fire = FireSchedule::new(1);
@@ -594,7 +601,7 @@ where
                 if self.still_retains(slot) {
                     kept.push(slot); // fired windows within the lateness: a later sweep
                 } else {
-                    self.keys.release_with(slot, |s| &s.key);
+                    self.keys.release(slot);
                 }
             }
         }
@@ -626,11 +633,15 @@ where
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
+        // Fired windows kept for late elements take the slow path (`late`).
+        let unchanged = self.retains().is_none();
         while let Some((index, mut entries)) = self.fire.take_due(self.due_index) {
             for (slot, start) in entries.drain(..) {
+                if unchanged && self.fire_unchanged(slot, index, start, time, out) {
+                    continue;
+                }
                 // Skip stale entries: the key's next window moved, or the slot was reused.
-                let live = self.keys.get(slot).is_some_and(|k| k.next == Some(start));
-                if !live {
+                if self.keys.next_of(slot) != Some(start) {
                     continue;
                 }
                 if self.geometry.window(start).max_timestamp() > time {
@@ -703,6 +714,42 @@ where
         }
     }
 
+    /// All windows: fires the window starting at `start` (grid index `index`) of the key in
+    /// `slot` from the key's unchanged-firing entry (`slots`), if it holds one for that window
+    /// and the window holds the slices of the key's last firing (none leaves; none entered,
+    /// or the entry would be gone) and the next window still holds one; returns whether it did.
+    /// Then the result is the last one again, and the key's state is not read.
+    #[inline]
+    fn fire_unchanged<O>(
+        &mut self,
+        slot: u32,
+        index: i64,
+        start: i64,
+        time: Timestamp,
+        out: &mut O,
+    ) -> bool
+    where
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
+    {
+        let g = self.geometry;
+        let Some((key, u)) = self.keys.fire_unchanged(slot, start) else {
+            return false;
+        };
+        let window = g.window(start);
+        let Some(next) = start.checked_add(g.slide()) else {
+            return false;
+        };
+        if u.oldest < start || u.newest < next || window.max_timestamp() > time {
+            return false;
+        }
+        self.metrics.results_emitted += 1;
+        let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
+        out.result(key, &window, self.function.get_result(&u.acc), at);
+        u.next = next;
+        self.fire.push(index + 1, (slot, next));
+        true
+    }
+
     fn fire_window<O>(&mut self, slot: u32, index: i64, start: i64, out: &mut O)
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
@@ -722,14 +769,16 @@ where
         let window = g.window(start);
         // The next window holds a slice iff the newest slice is still in it (there is no next
         // window past the end of time).
+        let newest = state.newest_start();
         state.next = start
             .checked_add(g.slide())
-            .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
-        if let Some(r) = state.aggregate(f) {
+            .filter(|next| newest.is_some_and(|n| n >= *next));
+        let acc = state.aggregate_acc(f);
+        if let Some(acc) = &acc {
             self.metrics.results_emitted += 1;
             // In event time the watermark that fires it, as Flink reports it.
             let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
-            out.result(&state.key, &window, r, at);
+            out.result(&state.key, &window, f.get_result(acc), at);
         }
         if let Some(n) = state.next {
             let next_index = if start.checked_add(g.slide()) == Some(n) {
@@ -738,14 +787,25 @@ where
                 g.index(n)
             };
             self.fire.push(next_index, (slot, n));
+            if let (Some(acc), Some(newest)) = (acc, newest) {
+                // The next firing may repeat this one without reading the state.
+                let oldest = state.oldest_start();
+                let unchanged = Unchanged {
+                    next: n,
+                    oldest,
+                    newest,
+                    acc,
+                };
+                self.keys.keep_unchanged(slot, unchanged);
+            }
         } else {
             // No later window holds any of the remaining slices: drop them.
             self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
             state.closed.clear();
             state.open = None;
-        }
-        if state.is_idle() {
-            self.idle.push(slot);
+            if state.is_idle() {
+                self.idle.push(slot);
+            }
         }
     }
 
@@ -767,6 +827,7 @@ mod in_order;
 mod late;
 mod late_changes;
 mod pending;
+mod slots;
 mod snapshot;
 #[cfg(test)]
 mod tests;

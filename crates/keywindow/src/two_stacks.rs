@@ -94,6 +94,11 @@ impl<A: Clone> TwoStacks<A> {
         self.items.push_back((start, acc));
     }
 
+    /// The start of the oldest slice held, `i64::MAX` if there is none.
+    pub(crate) fn oldest(&self) -> i64 {
+        self.oldest
+    }
+
     pub(crate) fn newest_start(&self) -> Option<i64> {
         (!self.items.is_empty()).then_some(self.newest)
     }

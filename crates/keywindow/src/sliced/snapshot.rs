@@ -17,6 +17,7 @@ use window_core::{AggregateFunction, SnapshotError, Timestamp};
 
 use super::late::{Retained, RetainedByKey};
 use super::late_changes::{Changes, ChangesByKey};
+use super::slots::SliceSlots;
 use super::{EmitMode, SliceFacts, SliceKey, SlicedWindows};
 use crate::keys::{KeySlots, Keyed};
 use crate::schedule::FireSchedule;
@@ -33,8 +34,10 @@ impl<K, A> Keyed<K> for SliceKey<K, A> {
 }
 
 #[derive(Serialize)]
+#[serde(bound(serialize = "K: Serialize + Hash + Eq + Clone, T: Serialize, A: Serialize + Clone"))]
 struct StateRef<'a, K, T, A> {
-    keys: &'a KeySlots<K, SliceKey<K, A>>,
+    /// Written as `KeySlots` (their `next` up to date), read back as one.
+    keys: &'a SliceSlots<K, A>,
     fire: &'a FireSchedule,
     log: &'a SliceLog,
     round: u64,
@@ -157,7 +160,7 @@ where
             .states()
             .map(|k| k.closed_len() + usize::from(k.open.is_some()))
             .sum();
-        self.keys = state.keys;
+        self.keys = SliceSlots::of(state.keys, self.emit == EmitMode::AllWindows);
         self.fire = state.fire;
         self.log = state.log;
         self.round = state.round;
