@@ -112,7 +112,8 @@ pub struct ReaderSource {
 
 impl ReaderSource {
     /// Reads `reader`, interning its keys in `dictionary` (shared by every source of a job); a
-    /// `live` source (stdin, a socket) hands over each event as it comes.
+    /// `live` source (stdin, a pipe, a socket) hands over, in each batch, the CSV lines already
+    /// read and never waits for more once it has one (JSON lines: one event per batch).
     pub fn new(reader: EventReader, live: bool, dictionary: Arc<KeyDictionary>) -> Self {
         Self {
             reader,
@@ -144,20 +145,36 @@ impl Source<KeyId, Number> for ReaderSource {
     }
 
     fn read_batch(&mut self, batch: &mut Vec<Event<KeyId>>, max: usize) -> Read {
-        // A live source must not hold an event back waiting for the next one.
-        let max = if self.live { 1 } else { max };
         let keys = &mut self.keys;
+        if self.live {
+            // A live source must not hold an event back waiting for the next one: it takes
+            // the lines already read (waiting for the first only), or one line by line.
+            if self
+                .reader
+                .next_buffered_block(batch, max, |key| keys.id(&key))
+                > 0
+            {
+                return Read::More;
+            }
+            return match self.reader.next_keyed(|key| keys.id(&key)) {
+                None => Read::End,
+                Some(Ok(e)) => {
+                    batch.push(e);
+                    Read::More
+                }
+                Some(Err(err)) if err.kind == InputErrorKind::Io => Read::Failed(err.to_string()),
+                Some(Err(err)) => Read::Rejected(err),
+            };
+        }
         let mut taken = 0;
         while taken < max {
             // The plain lines at the front of the buffer a block at a time, the next one (if
             // any is left) line by line.
-            if !self.live {
-                taken += self
-                    .reader
-                    .next_plain_block(batch, max - taken, |key| keys.id(&key));
-                if taken == max {
-                    break;
-                }
+            taken += self
+                .reader
+                .next_plain_block(batch, max - taken, |key| keys.id(&key));
+            if taken == max {
+                break;
             }
             taken += 1;
             match self.reader.next_keyed(|key| keys.id(&key)) {

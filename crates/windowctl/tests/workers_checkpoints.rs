@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::Rng;
 
@@ -208,8 +208,21 @@ fn a_job_killed_at_random_moments_resumes_with_other_worker_counts() {
     for f in ["out.csv", "late.csv", "dead.csv"] {
         fs::remove_file(dir.join(f)).expect("remove");
     }
-    // Killed (SIGKILL) after a random while, then resumed with the next worker count, until a
-    // run finishes.
+    // How long an uninterrupted checkpointed run takes, the shorter of two (in a directory of
+    // its own): kills at fixed delays missed every run once the job got faster than them.
+    let timing = dir.join("timing");
+    fs::create_dir_all(&timing).expect("timing dir");
+    fs::copy(dir.join("in.csv"), timing.join("in.csv")).expect("copy input");
+    let mut whole = Duration::MAX;
+    for _ in 0..2 {
+        let _ = fs::remove_dir_all(timing.join("ckpt"));
+        let started = Instant::now();
+        let o = run(&timing, &full(&job, 3, true), &chunk(200));
+        assert!(o.status.success(), "{}", stderr(&o));
+        whole = whole.min(started.elapsed());
+    }
+    // Killed (SIGKILL) after a random part of that, then resumed with the next worker count,
+    // until a run finishes.
     let mut kills = 0;
     for (round, workers) in [3, 1, 2, 3, 1, 2, 3, 1].into_iter().enumerate() {
         let mut child = command(&dir, &full(&job, workers, true), &chunk(200))
@@ -217,7 +230,8 @@ fn a_job_killed_at_random_moments_resumes_with_other_worker_counts() {
             .stderr(Stdio::null())
             .spawn()
             .expect("starts");
-        std::thread::sleep(Duration::from_millis(100 + rng.below(300)));
+        let part = 0.1 + 0.6 * rng.below(1000) as f64 / 1000.0;
+        std::thread::sleep(whole.mul_f64(part));
         if round < 6 && child.try_wait().expect("wait").is_none() {
             child.kill().expect("kill");
             kills += 1;

@@ -31,7 +31,34 @@ impl EventReader {
         &mut self,
         batch: &mut Vec<Event<K>>,
         max: usize,
+        key: impl FnMut(Cow<'_, str>) -> K,
+    ) -> usize {
+        self.plain_block(batch, max, key, true)
+    }
+
+    /// As [`EventReader::next_plain_block`], but once it has taken an event it stops where
+    /// the input's buffer ends instead of reading more: for a live input (stdin, a pipe, a
+    /// socket), whose next read waits for the producer. So every line that has come is taken
+    /// at once, and none is held back waiting for the next. The first event may still wait
+    /// (it reads when the buffer is empty, as `next_keyed` does).
+    #[inline]
+    pub fn next_buffered_block<K>(
+        &mut self,
+        batch: &mut Vec<Event<K>>,
+        max: usize,
+        key: impl FnMut(Cow<'_, str>) -> K,
+    ) -> usize {
+        self.plain_block(batch, max, key, false)
+    }
+
+    /// The block path; `wait`: read into an emptied buffer after events were taken.
+    #[inline]
+    fn plain_block<K>(
+        &mut self,
+        batch: &mut Vec<Event<K>>,
+        max: usize,
         mut key: impl FnMut(Cow<'_, str>) -> K,
+        wait: bool,
     ) -> usize {
         if self.done || self.parser.format != InputFormat::Csv || self.parser.header_pending() {
             return 0;
@@ -44,6 +71,7 @@ impl EventReader {
             let Ok(buf) = fill(&mut *self.lines.input) else {
                 break;
             };
+            let buffered = buf.len();
             let block = &buf[..buf.len().min(BLOCK_BYTES)];
             let text = match std::str::from_utf8(block) {
                 Ok(text) => text,
@@ -82,7 +110,8 @@ impl EventReader {
                 self.progress.bytes.fetch_add(at as u64, Ordering::Relaxed);
             }
             self.lines.input.consume(at);
-            if taken == start_taken {
+            if taken == start_taken || (!wait && at == buffered) {
+                // Nothing taken, or (not waiting) the buffer is used up: the next `fill` reads.
                 break;
             }
         }
