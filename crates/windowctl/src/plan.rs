@@ -22,8 +22,8 @@ use crate::args::RunArgs;
 use crate::job_file;
 use crate::resolve::{
     numeric_aggregates, resolve, DelayOrigin, Field, Given, Origins, Resolved, AGG, DEAD_LETTER,
-    DELIMITER, FORMAT, IDLE_TIMEOUT, INPUT, LATE_OUTPUT, ON_ERROR, OUTPUT, OUTPUT_FORMAT,
-    OUT_OF_ORDERNESS, STRATEGY, TIME, TIME_UNIT, WINDOW,
+    DELIMITER, FORMAT, IDLE_TIMEOUT, INPUT, KEY_FIELD, LATE_OUTPUT, ON_ERROR, OUTPUT,
+    OUTPUT_FORMAT, OUT_OF_ORDERNESS, STRATEGY, TIME, TIME_UNIT, WINDOW, WINDOW_ALL,
 };
 
 /// Watermark delay of the default job, on the bundled data (see the crate doc): 6 h.
@@ -149,6 +149,15 @@ fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
             o.prefix(&[WINDOW, TIME]),
             o.name(WINDOW),
             o.name(TIME)
+        );
+    }
+    if let (true, Some(key)) = (spec.window_all, &spec.io.key_field) {
+        // Flink's windowAll has no key selector: a key field would be ignored.
+        bail!(
+            "{}{} {key}: {} puts every element under one key (Flink's windowAll) and reads no key field; give one of them",
+            o.prefix(&[KEY_FIELD, WINDOW_ALL]),
+            o.name(KEY_FIELD),
+            o.name(WINDOW_ALL)
         );
     }
     let mut outputs = outputs(&spec.io, o)?;

@@ -115,7 +115,7 @@ pub(crate) const STRATEGY: Field = Field::new("strategy", "strategy");
 /// `--evictor` / `evictor`.
 const EVICTOR: Field = Field::new("evictor", "evictor");
 /// `--window-all` / `window_all`.
-const WINDOW_ALL: Field = Field::new("window_all", "window_all");
+pub(crate) const WINDOW_ALL: Field = Field::new("window_all", "window_all");
 /// `--max-window-states` / `max_window_states`.
 const MAX_WINDOW_STATES: Field = Field::new("max_window_states", "max_window_states");
 

@@ -424,6 +424,39 @@ fn window_all_needs_no_key_column() {
         stdout(&o),
         "key,window_start,window_end,result\n,0,10000,2\n,10000,20000,1\n"
     );
+    // A key field with --window-all would be ignored: refused as a usage error, also from a
+    // job file.
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--window",
+        "tumbling:10s",
+        "--window-all",
+        "--key-field",
+        "value",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--key-field value: --window-all puts every element under one key"),
+        "{}",
+        stderr(&o)
+    );
+    let job = write_temp(
+        "all-key.toml",
+        "window = \"tumbling:10s\"\naggregate = \"sum\"\nwindow_all = true\n[io]\nkey_field = \"value\"\n",
+    );
+    let o = windowctl(&[
+        "--input",
+        p.to_str().unwrap(),
+        "--job",
+        job.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("all-key.toml: io.key_field value: window_all puts every element"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// A fresh directory for one test.
