@@ -34,7 +34,7 @@ use crate::schedule::FireSchedule;
 use crate::slice_log::{SegmentWindows, SliceLog};
 use crate::two_stacks::TwoStacks;
 use crate::{count_new_windows, KeyWindowError, KeyWindowMetrics, SlidingGeometry};
-use slots::{SliceSlots, Unchanged};
+use slots::SliceSlots;
 
 /// Which windows a [`SlicedWindows`] emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -628,33 +628,6 @@ where
         wake
     }
 
-    /// All windows: fires the due entries of the schedule.
-    fn fire_all_windows<O>(&mut self, time: Timestamp, out: &mut O)
-    where
-        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
-    {
-        // Fired windows kept for late elements take the slow path (`late`).
-        let unchanged = self.retains().is_none();
-        while let Some((index, mut entries)) = self.fire.take_due(self.due_index) {
-            for (slot, start) in entries.drain(..) {
-                if unchanged && self.fire_unchanged(slot, index, start, time, out) {
-                    continue;
-                }
-                // Skip stale entries: the key's next window moved, or the slot was reused.
-                if self.keys.next_of(slot) != Some(start) {
-                    continue;
-                }
-                if self.geometry.window(start).max_timestamp() > time {
-                    // Only at the ends of time, where starts saturate: not due yet.
-                    self.fire.push(index.saturating_add(1), (slot, start));
-                    continue;
-                }
-                self.fire_window(slot, index, start, out);
-            }
-            self.fire.recycle(entries);
-        }
-    }
-
     /// Changes: fires every key whose slices enter or leave at a due window, window by window.
     fn fire_changes<O>(&mut self, time: Timestamp, out: &mut O)
     where
@@ -714,101 +687,6 @@ where
         }
     }
 
-    /// All windows: fires the window starting at `start` (grid index `index`) of the key in
-    /// `slot` from the key's unchanged-firing entry (`slots`), if it holds one for that window
-    /// and the window holds the slices of the key's last firing (none leaves; none entered,
-    /// or the entry would be gone) and the next window still holds one; returns whether it did.
-    /// Then the result is the last one again, and the key's state is not read.
-    #[inline]
-    fn fire_unchanged<O>(
-        &mut self,
-        slot: u32,
-        index: i64,
-        start: i64,
-        time: Timestamp,
-        out: &mut O,
-    ) -> bool
-    where
-        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
-    {
-        let g = self.geometry;
-        let Some((key, u)) = self.keys.fire_unchanged(slot, start) else {
-            return false;
-        };
-        let window = g.window(start);
-        let Some(next) = start.checked_add(g.slide()) else {
-            return false;
-        };
-        if u.oldest < start || u.newest < next || window.max_timestamp() > time {
-            return false;
-        }
-        self.metrics.results_emitted += 1;
-        let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
-        out.result(key, &window, self.function.get_result(&u.acc), at);
-        u.next = next;
-        self.fire.push(index + 1, (slot, next));
-        true
-    }
-
-    fn fire_window<O>(&mut self, slot: u32, index: i64, start: i64, out: &mut O)
-    where
-        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
-    {
-        if let Some(lateness) = self.retains() {
-            // The window's accumulator is kept for late firings (`late`).
-            self.fire_window_retaining(slot, index, start, lateness, out);
-            return;
-        }
-        let g = self.geometry;
-        let f = &self.function;
-        let Some(state) = self.keys.get_mut(slot) else {
-            return;
-        };
-        // Drop the slices that left: those before the window's start.
-        self.live_slices -= state.evict_before(f, start);
-        let window = g.window(start);
-        // The next window holds a slice iff the newest slice is still in it (there is no next
-        // window past the end of time).
-        let newest = state.newest_start();
-        state.next = start
-            .checked_add(g.slide())
-            .filter(|next| newest.is_some_and(|n| n >= *next));
-        let acc = state.aggregate_acc(f);
-        if let Some(acc) = &acc {
-            self.metrics.results_emitted += 1;
-            // In event time the watermark that fires it, as Flink reports it.
-            let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
-            out.result(&state.key, &window, f.get_result(acc), at);
-        }
-        if let Some(n) = state.next {
-            let next_index = if start.checked_add(g.slide()) == Some(n) {
-                index + 1
-            } else {
-                g.index(n)
-            };
-            self.fire.push(next_index, (slot, n));
-            if let (Some(acc), Some(newest)) = (acc, newest) {
-                // The next firing may repeat this one without reading the state.
-                let oldest = state.oldest_start();
-                let unchanged = Unchanged {
-                    next: n,
-                    oldest,
-                    newest,
-                    acc,
-                };
-                self.keys.keep_unchanged(slot, unchanged);
-            }
-        } else {
-            // No later window holds any of the remaining slices: drop them.
-            self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
-            state.closed.clear();
-            state.open = None;
-            if state.is_idle() {
-                self.idle.push(slot);
-            }
-        }
-    }
-
     #[inline]
     fn intern(&mut self, key: &K) -> u32 {
         // The key is cloned only for a new entry: no allocation per element for `String` keys.
@@ -823,6 +701,7 @@ where
     }
 }
 
+mod all_windows;
 mod in_order;
 mod late;
 mod late_changes;
