@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use crate::{
-    Event, EventReader, InputError, InputErrorKind, KeyCache, KeyDictionary, KeyId, Number,
-    Progress, ReadPosition,
+    Event, EventReader, InputError, InputErrorKind, InputFormat, KeyCache, KeyDictionary, KeyId,
+    Number, Progress, ReadPosition,
 };
 
 /// Most events a source hands over at once.
@@ -148,7 +148,9 @@ impl Source<KeyId, Number> for ReaderSource {
         let keys = &mut self.keys;
         if self.live {
             // A live source must not hold an event back waiting for the next one: it takes
-            // the lines already read (waiting for the first only), or one line by line.
+            // the CSV lines already read a block at a time (waiting for the first only), or
+            // line by line, the first line waiting and the next ones only while read already
+            // (JSON lines, which the block path does not take).
             if self
                 .reader
                 .next_buffered_block(batch, max, |key| keys.id(&key))
@@ -156,15 +158,21 @@ impl Source<KeyId, Number> for ReaderSource {
             {
                 return Read::More;
             }
-            return match self.reader.next_keyed(|key| keys.id(&key)) {
-                None => Read::End,
-                Some(Ok(e)) => {
-                    batch.push(e);
-                    Read::More
+            let json = self.reader.format() == InputFormat::Jsonl;
+            for taken in 1..=max.max(1) {
+                match self.reader.next_keyed(|key| keys.id(&key)) {
+                    None => return Read::End,
+                    Some(Ok(e)) => batch.push(e),
+                    Some(Err(err)) if err.kind == InputErrorKind::Io => {
+                        return Read::Failed(err.to_string())
+                    }
+                    Some(Err(err)) => return Read::Rejected(err),
                 }
-                Some(Err(err)) if err.kind == InputErrorKind::Io => Read::Failed(err.to_string()),
-                Some(Err(err)) => Read::Rejected(err),
-            };
+                if !json || taken == max || !self.reader.has_buffered_line() {
+                    break;
+                }
+            }
+            return Read::More;
         }
         let mut taken = 0;
         while taken < max {

@@ -56,6 +56,9 @@ struct Lines {
     pending: usize,
     /// A line copied out of the input (it crossed the end of its buffer, or is too long).
     copied: Vec<u8>,
+    /// Bytes in `input`'s buffer after the `pending` ones, as of the last read of it; 0 when
+    /// not known. A lower bound: what [`Lines::has_whole_line`] may take without reading.
+    left: usize,
 }
 
 /// `fill_buf`, retried when interrupted.
@@ -77,6 +80,7 @@ impl Lines {
     /// The next line and the bytes it took from the input (with its terminator).
     fn next_line(&mut self) -> io::Result<(Line<'_>, usize)> {
         self.input.consume(std::mem::take(&mut self.pending));
+        self.left = 0;
         if self.copied.capacity() > 4 * MAX_LINE_BYTES {
             // The copy of a too-long line is not held on to.
             self.copied = Vec::new();
@@ -91,12 +95,24 @@ impl Lines {
         match newline {
             Some(end) if end <= MAX_LINE_BYTES => {
                 self.pending = end + 1;
+                self.left = len - (end + 1);
                 // The buffer was not consumed: the same bytes, without reading again.
                 let buf = fill(&mut *self.input)?;
                 Ok((Line::Whole(strip_cr(&buf[..end])), end + 1))
             }
             _ => self.copy_line(),
         }
+    }
+
+    /// Whether the input's buffer holds a whole next line, found without reading (a read of a
+    /// live input waits for its producer): false when the buffer may be used up.
+    fn has_whole_line(&mut self) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        self.input.consume(std::mem::take(&mut self.pending));
+        // Bytes are buffered: `fill` hands them out without reading.
+        fill(&mut *self.input).is_ok_and(|buf| memchr::memchr(b'\n', buf).is_some())
     }
 
     /// A line that crosses the end of the input's buffer (or is too long): copied, keeping at
@@ -124,6 +140,7 @@ impl Lines {
                 .extend_from_slice(&line_part[..line_part.len().min(room)]);
             len += line_part.len() as u64;
             last = line_part.last().copied().or(last);
+            self.left = buf.len() - take;
             self.input.consume(take);
             consumed += take;
         }
@@ -236,6 +253,7 @@ impl EventReader {
                 input,
                 pending: 0,
                 copied: Vec::new(),
+                left: 0,
             },
             parser: Parser::new(source_name, format, fields),
             progress,
@@ -516,6 +534,13 @@ impl EventReader {
             .error(InputErrorKind::Malformed, None, message, &self.joined);
         err.raw_cut = cut;
         err
+    }
+
+    /// Whether a whole next line is already read into the input's buffer, found without
+    /// reading: then [`EventReader::next_keyed`] reads nothing to take it (unless it is part
+    /// of a CSV record with a quoted line break). For live inputs, whose reads wait.
+    pub(crate) fn has_buffered_line(&mut self) -> bool {
+        !self.done && self.lines.has_whole_line()
     }
 
     /// The next record as an event with a `String` key (what the iterator yields).

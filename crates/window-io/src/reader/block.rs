@@ -66,6 +66,7 @@ impl EventReader {
         self.lines
             .input
             .consume(std::mem::take(&mut self.lines.pending));
+        self.lines.left = 0;
         let mut taken = 0;
         while taken < max {
             let Ok(buf) = fill(&mut *self.lines.input) else {
@@ -110,6 +111,7 @@ impl EventReader {
                 self.progress.bytes.fetch_add(at as u64, Ordering::Relaxed);
             }
             self.lines.input.consume(at);
+            self.lines.left = buffered - at;
             if taken == start_taken || (!wait && at == buffered) {
                 // Nothing taken, or (not waiting) the buffer is used up: the next `fill` reads.
                 break;
