@@ -583,6 +583,18 @@ impl Checkpoints {
                 spec.source_name()
             );
         }
+        for (spec, _) in &plan.inputs {
+            if let InputSpec::File(path) = spec {
+                // A pipe or FIFO named as a path (`<(cmd)`, `/dev/stdin`) is read once, as stdin.
+                if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+                    bail!(
+                        "--checkpoint-dir: {} is not a regular file (a pipe or a FIFO): it \
+                         cannot be replayed after a restart; read from files to checkpoint",
+                        path.display()
+                    );
+                }
+            }
+        }
         let o = &plan.outputs;
         if o.output.as_deref().is_none_or(|p| p == "-") {
             bail!(

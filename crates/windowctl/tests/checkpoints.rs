@@ -390,6 +390,30 @@ fn stdin_and_stdout_are_refused_with_checkpoints() {
         "{}",
         stderr(&o)
     );
+    // A FIFO named as a path is read once, as stdin: refused before it is opened (no writer
+    // here: opening it would wait).
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("fifo"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let o = run(
+        &dir,
+        &[
+            "--input",
+            "fifo",
+            "--output",
+            "o.csv",
+            "--checkpoint-dir",
+            "c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fifo is not a regular file (a pipe or a FIFO)"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(&dir, &["--input", "in.csv", "--checkpoint-dir", "c"]);
     assert!(!o.status.success());
     assert!(
