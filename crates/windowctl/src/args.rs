@@ -179,11 +179,11 @@ pub(crate) struct RunArgs {
     /// sums are added in another order), at a cost that does not grow with size/slide; rows of
     /// one watermark step may come in another order, as across keys in Flink); sliced:changes
     /// (sliced, with the keywindow output; also sliced --emit changes). sliced:all is sliced.
-    /// sliced takes an element behind the watermark as Flink does (into the windows that have
-    /// not fired; with --allowed-lateness, fired windows fire again); keywindow and
-    /// sliced:changes need elements in time order: in event time an element behind the
-    /// watermark is late for them, so give --out-of-orderness enough room for the input's
-    /// disorder. See docs/keywindow.md and docs/sliced.md.
+    /// Every strategy takes an element behind the watermark as Flink does: late (dropped, or
+    /// to --late-output) only once every window holding it is cleaned up; else into the
+    /// windows that have not fired, and with --allowed-lateness fired windows fire again
+    /// (keywindow and sliced:changes: the changes it makes to the results seen). See
+    /// docs/keywindow.md and docs/sliced.md.
     #[arg(
         long,
         default_value = "auto",
