@@ -125,7 +125,7 @@ impl<K, A: Clone> SliceKey<K, A> {
 }
 
 /// Idle keys remembered before a sweep forgets them, at least (see `forget_idle_keys`).
-const IDLE_SWEEP: usize = 4096;
+const IDLE_SWEEP: usize = 64;
 
 /// Elements batched before they are folded, at most (see `fold_batch`).
 const BATCH_LIMIT: usize = 256;
