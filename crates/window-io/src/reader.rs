@@ -104,17 +104,6 @@ impl Lines {
         }
     }
 
-    /// Whether the input's buffer holds a whole next line, found without reading (a read of a
-    /// live input waits for its producer): false when the buffer may be used up.
-    fn has_whole_line(&mut self) -> bool {
-        if self.left == 0 {
-            return false;
-        }
-        self.input.consume(std::mem::take(&mut self.pending));
-        // Bytes are buffered: `fill` hands them out without reading.
-        fill(&mut *self.input).is_ok_and(|buf| memchr::memchr(b'\n', buf).is_some())
-    }
-
     /// A line that crosses the end of the input's buffer (or is too long): copied, keeping at
     /// most [`MAX_RAW_BYTES`] bytes of it.
     fn copy_line(&mut self) -> io::Result<(Line<'_>, usize)> {
@@ -534,13 +523,6 @@ impl EventReader {
             .error(InputErrorKind::Malformed, None, message, &self.joined);
         err.raw_cut = cut;
         err
-    }
-
-    /// Whether a whole next line is already read into the input's buffer, found without
-    /// reading: then [`EventReader::next_keyed`] reads nothing to take it (unless it is part
-    /// of a CSV record with a quoted line break). For live inputs, whose reads wait.
-    pub(crate) fn has_buffered_line(&mut self) -> bool {
-        !self.done && self.lines.has_whole_line()
     }
 
     /// The next record as an event with a `String` key (what the iterator yields).

@@ -19,7 +19,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use window_core::{AnyWindow, Number, WindowComputation};
-use window_io::{ErrorPolicy, KeyDictionary, KeyId};
+use window_io::{ErrorPolicy, KeyId};
 use window_job::JobResult;
 
 use crate::chunks::Chunker;
@@ -61,9 +61,10 @@ pub struct Cut {
     pub key_groups: u32,
     /// Each key group's snapshot, by group, in group order.
     pub groups: Vec<(u32, Vec<u8>)>,
-    /// Each key's rank (its first element's place in the input, `chunk << 32 | place`), by key
-    /// text.
-    pub ranks: Vec<(String, u64)>,
+    /// Each key's rank (its first element's place in the input, `chunk << 32 | place`), by its
+    /// id in the job's key dictionary, which the checkpoint holds too (checkpoints are taken in
+    /// one process, whose workers share the dictionary): no text per key.
+    pub ranks: Vec<(u32, u64)>,
 }
 
 /// Checkpoints of a run ([`crate::run_checkpointed`]).
@@ -95,7 +96,7 @@ impl<O> std::fmt::Debug for Checkpointing<O> {
 #[derive(Debug, Default)]
 pub(crate) struct Part {
     pub(crate) groups: Vec<(u32, Vec<u8>)>,
-    pub(crate) ranks: Vec<(String, u64)>,
+    pub(crate) ranks: Vec<(u32, u64)>,
     pub(crate) rejected: u64,
     /// The reporter's (worker 0's): events, lines, max, watermark.
     pub(crate) global: Option<(u64, u64, Option<i64>, i64)>,
@@ -105,7 +106,6 @@ pub(crate) struct Part {
 
 /// The parts of the cuts not yet whole, shared by the workers.
 pub(crate) struct Cuts {
-    pub(crate) keys: Arc<KeyDictionary>,
     /// The input's reader (for the header line of a cut where the job was stopped).
     chunker: Arc<Chunker>,
     workers: usize,
@@ -114,14 +114,8 @@ pub(crate) struct Cuts {
 }
 
 impl Cuts {
-    pub(crate) fn new(
-        keys: Arc<KeyDictionary>,
-        chunker: Arc<Chunker>,
-        workers: usize,
-        key_groups: u32,
-    ) -> Self {
+    pub(crate) fn new(chunker: Arc<Chunker>, workers: usize, key_groups: u32) -> Self {
         Self {
-            keys,
             chunker,
             workers,
             key_groups,
@@ -261,7 +255,7 @@ where
     if window.stopped {
         return false;
     }
-    cuts.leave(chunk, end, window.cut_part(&cuts.keys));
+    cuts.leave(chunk, end, window.cut_part());
     true
 }
 
@@ -287,5 +281,5 @@ where
         end,
         header: cuts.chunker.header(),
     };
-    cuts.leave(chunk, &end, window.cut_part(&cuts.keys));
+    cuts.leave(chunk, &end, window.cut_part());
 }

@@ -364,7 +364,6 @@ where
     ));
     let cuts = interval.map(|_| {
         Arc::new(cut::Cuts::new(
-            Arc::clone(&keys),
             Arc::clone(&chunker),
             workers,
             config.key_groups.max(1),

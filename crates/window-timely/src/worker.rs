@@ -413,20 +413,16 @@ where
 
     /// This worker's part of the cut after the chunk just processed ([`crate::cut`]): its key
     /// groups' snapshots (every group is at the watermark after a chunk), its keys' ranks by
-    /// text, its counters.
-    pub(crate) fn cut_part(&self, keys: &window_io::KeyDictionary) -> Part {
+    /// key id, its counters.
+    pub(crate) fn cut_part(&self) -> Part {
         let (groups, error) = match self.comp.snapshot() {
             Ok(g) => (g, None),
             Err(e) => (Vec::new(), Some(format!("snapshotting a key group: {e}"))),
         };
-        // Ids 1, 2 ... in order; 0 is the empty key.
-        let texts = keys.texts();
+        // Key ids are `u32`s: the index of each fits.
         let ranks = (self.out.ranks.iter().enumerate())
             .filter(|(_, &r)| r != u64::MAX)
-            .filter_map(|(i, &r)| match i {
-                0 => Some((String::new(), r)),
-                _ => texts.get(i - 1).map(|t| (t.clone(), r)),
-            })
+            .map(|(i, &r)| (i as u32, r))
             .collect();
         Part {
             groups,
@@ -459,8 +455,13 @@ where
                     .map_err(|e| format!("restoring key group {g}: {e}"))?;
             }
         }
-        for (text, rank) in &cut.ranks {
-            self.out.set_rank(keys.intern(text).index(), *rank);
+        for &(id, rank) in &cut.ranks {
+            if id as usize >= keys.len() {
+                return Err(format!(
+                    "key id {id} of the checkpoint's ranks is not in its key dictionary"
+                ));
+            }
+            self.out.set_rank(id as usize, rank);
         }
         self.max = cut.max;
         self.watermark = cut.watermark;

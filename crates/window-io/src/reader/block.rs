@@ -5,11 +5,16 @@
 //! path cannot take (the header, a quote, a blank line, a bad record, a line crossing the end
 //! of the buffer, anything else) is left where it is, for `next_keyed`: both paths hand out
 //! the same events and errors in the same order.
+//!
+//! A live input (stdin, a pipe, a socket) takes the block path without reading once it has an
+//! event ([`EventReader::next_buffered_block`]), and asks whether a whole line is buffered
+//! before taking another line by line ([`EventReader::has_buffered_line`]): its reads wait for
+//! the producer, and no event may wait for the next one.
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
-use super::{fill, is_blank, EventReader};
+use super::{fill, is_blank, EventReader, Lines};
 use crate::source::{Event, InputFormat, MAX_LINE_BYTES};
 
 /// Bytes of the buffer checked for UTF-8 at a time: a block holds a few hundred lines of a
@@ -118,5 +123,27 @@ impl EventReader {
             }
         }
         taken
+    }
+}
+
+impl EventReader {
+    /// Whether a whole next line is already read into the input's buffer, found without
+    /// reading: then [`EventReader::next_keyed`] reads nothing to take it (unless it is part
+    /// of a CSV record with a quoted line break). For live inputs, whose reads wait.
+    pub(crate) fn has_buffered_line(&mut self) -> bool {
+        !self.done && self.lines.has_whole_line()
+    }
+}
+
+impl Lines {
+    /// Whether the input's buffer holds a whole next line, found without reading (a read of a
+    /// live input waits for its producer): false when the buffer may be used up.
+    fn has_whole_line(&mut self) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        self.input.consume(std::mem::take(&mut self.pending));
+        // Bytes are buffered: `fill` hands them out without reading.
+        fill(&mut *self.input).is_ok_and(|buf| memchr::memchr(b'\n', buf).is_some())
     }
 }
