@@ -139,6 +139,24 @@ impl ReaderSource {
     }
 }
 
+/// Takes the next record line by line into `batch`; `Some` of what ends the batch there: the
+/// end of the input, a read error, or a rejected record.
+fn take_keyed(
+    reader: &mut EventReader,
+    keys: &mut KeyCache,
+    batch: &mut Vec<Event<KeyId>>,
+) -> Option<Read> {
+    match reader.next_keyed(|key| keys.id(&key)) {
+        None => Some(Read::End),
+        Some(Ok(e)) => {
+            batch.push(e);
+            None
+        }
+        Some(Err(err)) if err.kind == InputErrorKind::Io => Some(Read::Failed(err.to_string())),
+        Some(Err(err)) => Some(Read::Rejected(err)),
+    }
+}
+
 impl Source<KeyId, Number> for ReaderSource {
     fn name(&self) -> &str {
         self.reader.source_name()
@@ -160,13 +178,8 @@ impl Source<KeyId, Number> for ReaderSource {
             }
             let json = self.reader.format() == InputFormat::Jsonl;
             for taken in 1..=max.max(1) {
-                match self.reader.next_keyed(|key| keys.id(&key)) {
-                    None => return Read::End,
-                    Some(Ok(e)) => batch.push(e),
-                    Some(Err(err)) if err.kind == InputErrorKind::Io => {
-                        return Read::Failed(err.to_string())
-                    }
-                    Some(Err(err)) => return Read::Rejected(err),
+                if let Some(read) = take_keyed(&mut self.reader, keys, batch) {
+                    return read;
                 }
                 if !json || taken == max || !self.reader.has_buffered_line() {
                     break;
@@ -185,13 +198,8 @@ impl Source<KeyId, Number> for ReaderSource {
                 break;
             }
             taken += 1;
-            match self.reader.next_keyed(|key| keys.id(&key)) {
-                None => return Read::End,
-                Some(Ok(e)) => batch.push(e),
-                Some(Err(err)) if err.kind == InputErrorKind::Io => {
-                    return Read::Failed(err.to_string())
-                }
-                Some(Err(err)) => return Read::Rejected(err),
+            if let Some(read) = take_keyed(&mut self.reader, keys, batch) {
+                return read;
             }
         }
         Read::More
