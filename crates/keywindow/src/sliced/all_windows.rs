@@ -76,29 +76,66 @@ where
         true
     }
 
+    /// Fires the window starting at `start` (grid index `index`) of the key in `slot` from its
+    /// state, then keeps what later firings need: with allowed lateness the window's
+    /// accumulator for late firings (`late`), else the key's unchanged-firing entry (`slots`).
     fn fire_window<O>(&mut self, slot: u32, index: i64, start: i64, out: &mut O)
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
-        if let Some(lateness) = self.retains() {
-            // The window's accumulator is kept for late firings (`late`).
-            self.fire_window_retaining(slot, index, start, lateness, out);
-            return;
-        }
-        let g = self.geometry;
-        let f = &self.function;
-        let Some(state) = self.keys.get_mut(slot) else {
+        let Some(fired) = self.fire_from_state(slot, index, start, out) else {
             return;
         };
+        match (self.retains(), fired) {
+            (Some(lateness), Fired { acc: Some(acc), .. }) => {
+                self.retain(slot, start, acc, lateness);
+            }
+            (
+                None,
+                Fired {
+                    acc: Some(acc),
+                    next: Some(next),
+                    oldest,
+                    newest,
+                },
+            ) => {
+                // The next firing may repeat this one without reading the state.
+                let unchanged = Unchanged {
+                    next,
+                    oldest,
+                    newest,
+                    acc,
+                };
+                self.keys.keep_unchanged(slot, unchanged);
+            }
+            _ => {}
+        }
+    }
+
+    /// [`Self::fire_window`]'s firing: drops the slices that left, emits the window's result,
+    /// schedules the key's next window or drops its slices when no later window holds one.
+    /// `None` if the slot holds no key.
+    #[inline]
+    fn fire_from_state<O>(
+        &mut self,
+        slot: u32,
+        index: i64,
+        start: i64,
+        out: &mut O,
+    ) -> Option<Fired<F::Acc>>
+    where
+        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
+    {
+        let g = self.geometry;
+        let f = &self.function;
+        let state = self.keys.get_mut(slot)?;
         // Drop the slices that left: those before the window's start.
         self.live_slices -= state.evict_before(f, start);
         let window = g.window(start);
         // The next window holds a slice iff the newest slice is still in it (there is no next
         // window past the end of time).
-        let newest = state.newest_start();
-        state.next = start
-            .checked_add(g.slide())
-            .filter(|next| newest.is_some_and(|n| n >= *next));
+        let newest = state.newest_start().unwrap_or(i64::MIN);
+        state.next = start.checked_add(g.slide()).filter(|next| newest >= *next);
         let acc = state.aggregate_acc(f);
         if let Some(acc) = &acc {
             self.metrics.results_emitted += 1;
@@ -113,17 +150,6 @@ where
                 g.index(n)
             };
             self.fire.push(next_index, (slot, n));
-            if let (Some(acc), Some(newest)) = (acc, newest) {
-                // The next firing may repeat this one without reading the state.
-                let oldest = state.oldest_start();
-                let unchanged = Unchanged {
-                    next: n,
-                    oldest,
-                    newest,
-                    acc,
-                };
-                self.keys.keep_unchanged(slot, unchanged);
-            }
         } else {
             // No later window holds any of the remaining slices: drop them.
             self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
@@ -133,5 +159,22 @@ where
                 self.idle.push(slot);
             }
         }
+        Some(Fired {
+            acc,
+            next: state.next,
+            oldest: state.oldest_start(),
+            newest,
+        })
     }
+}
+
+/// What a firing from a key's state leaves for the firings after it.
+struct Fired<A> {
+    /// The window's accumulator; `None` if the key held no slice.
+    acc: Option<A>,
+    /// The key's next window (start), if one holds a slice.
+    next: Option<i64>,
+    /// The starts of the oldest and newest slice held (`i64::MAX` / `i64::MIN` with none).
+    oldest: i64,
+    newest: i64,
 }

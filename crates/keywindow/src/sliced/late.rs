@@ -250,58 +250,9 @@ where
         }
     }
 
-    /// `fire_window` with allowed lateness: the same firing, and the window's accumulator kept
-    /// for late firings until its cleanup time. Apart, so that the firing without lateness stays
-    /// as small as it was (cachegrind: a shared body cost +11 % instructions at size/slide 60).
-    #[inline(never)]
-    pub(super) fn fire_window_retaining<O>(
-        &mut self,
-        slot: u32,
-        index: i64,
-        start: i64,
-        lateness: i64,
-        out: &mut O,
-    ) where
-        O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
-    {
-        let (g, f) = (self.geometry, &self.function);
-        let Some(state) = self.keys.get_mut(slot) else {
-            return;
-        };
-        self.live_slices -= state.evict_before(f, start);
-        let window = g.window(start);
-        state.next = start
-            .checked_add(g.slide())
-            .filter(|next| state.newest_start().is_some_and(|n| n >= *next));
-        let kept = state.aggregate_acc(f);
-        if let Some(acc) = &kept {
-            self.metrics.results_emitted += 1;
-            let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
-            out.result(&state.key, &window, f.get_result(acc), at);
-        }
-        if let Some(n) = state.next {
-            let next_index = if start.checked_add(g.slide()) == Some(n) {
-                index + 1
-            } else {
-                g.index(n)
-            };
-            self.fire.push(next_index, (slot, n));
-        } else {
-            self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
-            state.closed.clear();
-            state.open = None;
-        }
-        if state.is_idle() {
-            self.idle.push(slot);
-        }
-        if let Some(acc) = kept {
-            self.retain(slot, start, acc, lateness);
-        }
-    }
-
     /// On-time firing with allowed lateness: keeps the window's accumulator for late firings
     /// until its cleanup time, dropping those of the key's windows cleaned up by now.
-    fn retain(&mut self, slot: u32, start: i64, acc: F::Acc, lateness: i64) {
+    pub(super) fn retain(&mut self, slot: u32, start: i64, acc: F::Acc, lateness: i64) {
         let windows = self.retained.entry(slot).or_default();
         self.retained_windows -= prune(&self.geometry, windows, self.time, lateness);
         windows.push_back((start, acc));

@@ -155,16 +155,19 @@ impl<K: Hash + Eq + Clone, A> SliceSlots<K, A> {
     /// The next window (start) the key in `slot` fires, if any.
     #[inline]
     pub(super) fn next_of(&self, slot: u32) -> Option<i64> {
-        if !bit(&self.held, slot) {
-            return self.keys.get(slot).and_then(|s| s.next);
+        let held = bit(&self.held, slot)
+            .then(|| {
+                self.entries
+                    .get(slot as usize)?
+                    .as_ref()?
+                    .unchanged
+                    .as_ref()
+            })
+            .flatten();
+        match held {
+            Some(u) => Some(u.next),
+            None => self.keys.get(slot).and_then(|s| s.next),
         }
-        if let Some(Some(Entry {
-            unchanged: Some(u), ..
-        })) = self.entries.get(slot as usize)
-        {
-            return Some(u.next);
-        }
-        self.keys.get(slot).and_then(|s| s.next)
     }
 
     /// Keeps `unchanged` for the key in `slot` (after a firing, from its state as it is).
