@@ -9,19 +9,8 @@ use std::io::{BufReader, Cursor};
 
 use window_io::{EventReader, FieldNames, InputError, InputFormat, ReadPosition};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod common;
+use common::Rng;
 
 fn reader(text: &[u8], buffer: usize) -> EventReader {
     let input = BufReader::with_capacity(buffer, Cursor::new(text.to_vec()));

@@ -9,6 +9,9 @@ use std::io::{self, BufReader, Cursor};
 use std::sync::{Arc, Mutex};
 
 use window_io::batch::{Read, ReaderSource, Source};
+
+mod common;
+use common::Rng;
 use window_io::{Event, EventReader, FieldNames, InputFormat, KeyDictionary, KeyId};
 
 /// An input fed burst by burst; reading when no burst is there panics.
@@ -41,17 +44,6 @@ impl io::Read for Bursts {
             *b = x;
         }
         Ok(n)
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
     }
 }
 
