@@ -4,8 +4,10 @@
 //! alone (both run on every worker), without reading the file or writing rows.
 //!
 //! The file is read into memory once; then each round runs the job once per worker count, in
-//! turn (the first rotating), timed in this process from the start of the run to its end. Prints
-//! one line per worker count: `workers N median_s S runs [..] results R events E`, and fails if
+//! turn (the first rotating), timed in this process from the start of the run to its end, with
+//! the CPU time of all the process's threads over the run. Prints one line per worker count:
+//! `workers N median_s S runs [..] results R events E busy B` (`B`: the median over the runs of
+//! CPU seconds / wall seconds, the cores the run kept busy; `-` without `/proc`), and fails if
 //! two worker counts give different result counts.
 
 use std::io::Cursor;
@@ -81,8 +83,21 @@ impl WindowOutput<KeyId, AnyWindow, Number, JobResult> for Count {
     fn late(&mut self, _: KeyId, _: Timestamp, _: Number, _: Timestamp) {}
 }
 
-/// One run with `workers` workers over `bytes`: seconds, results, events.
-fn run_once(bytes: &Arc<Vec<u8>>, workers: usize) -> Result<(f64, u64, u64), String> {
+/// The CPU seconds (user and system) of this process so far, all its threads: `utime` and
+/// `stime` of `/proc/self/stat`, in Linux's `USER_HZ` (100 a second: the kernel's ABI fixes it).
+/// `None` without `/proc`.
+fn process_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name (in parentheses, may hold spaces) start at field 3
+    // of proc(5); utime and stime are fields 14 and 15.
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some((ticks(11)? + ticks(12)?) as f64 / 100.0)
+}
+
+/// One run with `workers` workers over `bytes`: seconds, results, events, and the cores it
+/// kept busy (CPU seconds / seconds).
+fn run_once(bytes: &Arc<Vec<u8>>, workers: usize) -> Result<(f64, u64, u64, Option<f64>), String> {
     let mut spec = JobSpec::new(
         WindowSpec::Sliding {
             size: SIZE,
@@ -99,6 +114,7 @@ fn run_once(bytes: &Arc<Vec<u8>>, workers: usize) -> Result<(f64, u64, u64), Str
         csv_header: true,
         live: false,
     };
+    let cpu_before = process_cpu();
     let started = Instant::now();
     let outcome = window_timely::run(
         TimelyConfig::new(workers, 0),
@@ -110,10 +126,13 @@ fn run_once(bytes: &Arc<Vec<u8>>, workers: usize) -> Result<(f64, u64, u64), Str
     )
     .map_err(|e| e.to_string())?;
     let seconds = started.elapsed().as_secs_f64();
+    let busy = process_cpu()
+        .zip(cpu_before)
+        .map(|(after, before)| (after - before) / seconds);
     if let Some(f) = outcome.failure {
         return Err(f.to_string());
     }
-    Ok((seconds, outcome.output.results, outcome.events))
+    Ok((seconds, outcome.output.results, outcome.events, busy))
 }
 
 /// The median of some timings.
@@ -150,15 +169,17 @@ fn main() -> ExitCode {
         }
     };
     let mut runs = vec![Vec::new(); workers.len()];
+    let mut busy = vec![Vec::new(); workers.len()];
     let mut counts: Vec<Option<(u64, u64)>> = vec![None; workers.len()];
     // A warm-up of each, then the rounds.
     for round in 0..=rounds {
         for k in 0..workers.len() {
             let i = (round + k) % workers.len();
             match run_once(&bytes, workers[i]) {
-                Ok((s, results, events)) => {
+                Ok((s, results, events, b)) => {
                     if round > 0 {
                         runs[i].push(s);
+                        busy[i].extend(b);
                     }
                     counts[i] = Some((results, events));
                 }
@@ -175,8 +196,13 @@ fn main() -> ExitCode {
     }
     for (i, w) in workers.iter().enumerate() {
         let (results, events) = counts[i].unwrap_or_default();
+        let busy = if busy[i].is_empty() {
+            "-".to_owned()
+        } else {
+            format!("{:.3}", median(&busy[i]))
+        };
         println!(
-            "workers {w} median_s {:.4} runs {:?} results {results} events {events}",
+            "workers {w} median_s {:.4} runs {:?} results {results} events {events} busy {busy}",
             median(&runs[i]),
             runs[i]
         );

@@ -114,12 +114,34 @@ pub(super) fn build(root: &Path) -> Result<Programs> {
 
 /// Runs a program to the end, stdout and stderr captured; fails unless it succeeds.
 pub(super) fn run_captured(cmd: &mut Command, what: &str) -> Result<(f64, Output)> {
+    run_cpu(cmd, what).map(|(seconds, _, out)| (seconds, out))
+}
+
+/// The CPU seconds (user and system) of this process's children that have ended and been
+/// waited for: `cutime` and `cstime` of `/proc/self/stat`, in Linux's `USER_HZ` (100 a second on
+/// every architecture: the kernel's ABI fixes it). `None` without `/proc`.
+fn children_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    // cutime and cstime are fields 16 and 17 of proc(5); the first after the name is field 3.
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some((ticks(13)? + ticks(14)?) as f64 / 100.0)
+}
+
+/// [`run_captured`], and the CPU seconds the program used on all its threads (10 ms ticks;
+/// `None` without `/proc`): seconds, CPU seconds, output.
+pub(super) fn run_cpu(cmd: &mut Command, what: &str) -> Result<(f64, Option<f64>, Output)> {
+    let cpu_before = children_cpu();
     let started = Instant::now();
     let out = cmd
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("starting {what}"))?;
     let seconds = started.elapsed().as_secs_f64();
+    let cpu = children_cpu()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
     if !out.status.success() {
         bail!(
             "{what} failed with {}: {}",
@@ -127,7 +149,7 @@ pub(super) fn run_captured(cmd: &mut Command, what: &str) -> Result<(f64, Output
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    Ok((seconds, out))
+    Ok((seconds, cpu, out))
 }
 
 /// The generated inputs: `(flink_csv, zipf_csv, flink_jsonl)`.

@@ -89,6 +89,20 @@ fn variant_name(variant: Variant) -> String {
     )
 }
 
+/// One timed run: wall seconds, and the CPU seconds of all its threads (`None` without
+/// `/proc`).
+type Run = (f64, Option<f64>);
+
+/// The cores a variant kept busy: the median over its runs of CPU seconds / wall seconds
+/// (`None` if no run has a CPU time).
+fn cores_busy(runs: &[Run]) -> Option<f64> {
+    let ratios: Vec<f64> = runs
+        .iter()
+        .filter_map(|&(wall, cpu)| Some(cpu? / wall))
+        .collect();
+    (!ratios.is_empty()).then(|| median(&ratios))
+}
+
 /// Times every variant of one job: a warm-up of each (the result counts must agree), then
 /// `rounds` rounds of all of them, the first rotating. Returns the runs per variant.
 fn measure(
@@ -97,7 +111,7 @@ fn measure(
     args: &[&str],
     variants: &[Variant],
     rounds: usize,
-) -> Result<Vec<Vec<f64>>> {
+) -> Result<Vec<Vec<Run>>> {
     let mut results: Option<(Variant, Option<u64>)> = None;
     for &v in variants {
         let (_, out) = e2e::run_captured(&mut command(windowctl, input, args, v), "windowctl")?;
@@ -117,7 +131,8 @@ fn measure(
         for k in 0..variants.len() {
             let i = (round + k) % variants.len();
             let mut cmd = command(windowctl, input, args, variants[i]);
-            runs[i].push(e2e::run_captured(&mut cmd, "windowctl")?.0);
+            let (wall, cpu, _) = e2e::run_cpu(&mut cmd, "windowctl")?;
+            runs[i].push((wall, cpu));
         }
     }
     Ok(runs)
@@ -137,7 +152,7 @@ fn in_memory(
     cmd.args(counts.iter().map(ToString::to_string));
     let (_, out) = e2e::run_captured(&mut cmd, "timely_mem")?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut rows: Vec<(usize, f64, u64)> = Vec::new();
+    let mut rows: Vec<(usize, f64, u64, Option<f64>)> = Vec::new();
     for line in text.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         let field = |name: &str| {
@@ -148,7 +163,8 @@ fn in_memory(
             let n = field("workers")?.parse().ok()?;
             let s = field("median_s")?.parse().ok()?;
             let e = field("events")?.parse().ok()?;
-            Some((n, s, e))
+            let busy = field("busy").and_then(|b| b.parse().ok());
+            Some((n, s, e, busy))
         })();
         rows.push(parsed.with_context(|| format!("timely_mem printed {line:?}"))?);
     }
@@ -159,7 +175,7 @@ fn in_memory(
         .context("timely_mem gave no 1-worker row")?;
     Ok(rows
         .iter()
-        .map(|&(n, s, events)| {
+        .map(|&(n, s, events, busy)| {
             json!({
                 "job": IN_MEMORY,
                 "runtime": format!("--workers {n}"),
@@ -169,6 +185,7 @@ fn in_memory(
                 "events_per_sec": events as f64 / s,
                 "speedup_vs_workers_1": one / s,
                 "speedup_vs_single_threaded": Value::Null,
+                "cores_busy": busy,
             })
         })
         .collect())
@@ -177,13 +194,13 @@ fn in_memory(
 /// The markdown table of the rows.
 fn markdown(rows: &[Value]) -> String {
     let mut out = String::from(
-        "| job | runtime | s | M events/s | vs --workers 1 | vs single-threaded |\n\
-         |---|---|---:|---:|---:|---:|\n",
+        "| job | runtime | s | M events/s | vs --workers 1 | vs single-threaded | cores busy |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
         out.push_str(&format!(
-            "| {} | {} | {:.3} | {:.2} | {:.2}x | {} |\n",
+            "| {} | {} | {:.3} | {:.2} | {:.2}x | {} | {} |\n",
             r["job"].as_str().unwrap_or("?"),
             r["runtime"].as_str().unwrap_or("?"),
             f("seconds"),
@@ -193,9 +210,31 @@ fn markdown(rows: &[Value]) -> String {
             r["speedup_vs_single_threaded"]
                 .as_f64()
                 .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x")),
+            r["cores_busy"]
+                .as_f64()
+                .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}")),
         ));
     }
     out
+}
+
+/// What the machine allows each job: `--workers 1` keeps `b` cores busy (its parser, worker and
+/// writer threads run side by side), so on `cores` cores no worker count can run it more than
+/// `cores / b` times faster, however well the workers scale. One line per job that has a
+/// `--workers 1` row with a CPU time.
+fn ceilings(rows: &[Value], cores: usize) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r["workers"].as_u64() == Some(1))
+        .filter_map(|r| {
+            let busy = r["cores_busy"].as_f64().filter(|b| *b > 0.0)?;
+            Some(format!(
+                "{}: --workers 1 keeps {busy:.2} of {cores} cores busy, so no worker count can \
+                 run it more than {:.2}x faster on this machine",
+                r["job"].as_str().unwrap_or("?"),
+                cores as f64 / busy
+            ))
+        })
+        .collect()
 }
 
 /// Builds the programs, generates the inputs, runs every job that matches the filter in every
@@ -238,7 +277,11 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
             settings.rounds,
         )
         .with_context(|| format!("the scaling job {name}"))?;
-        let medians: Vec<f64> = runs.iter().map(|r| median(r)).collect();
+        let walls: Vec<Vec<f64>> = runs
+            .iter()
+            .map(|r| r.iter().map(|x| x.0).collect())
+            .collect();
+        let medians: Vec<f64> = walls.iter().map(|r| median(r)).collect();
         let (single, one) = (medians[0], medians[1]);
         for ((v, r), m) in variants.iter().zip(&runs).zip(&medians) {
             rows.push(json!({
@@ -248,9 +291,11 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
                 "events": settings.events,
                 "seconds": m,
                 "events_per_sec": settings.events as f64 / m,
-                "runs": r,
+                "runs": r.iter().map(|x| x.0).collect::<Vec<_>>(),
+                "cpu_seconds": r.iter().map(|x| x.1).collect::<Vec<_>>(),
                 "speedup_vs_workers_1": one / m,
                 "speedup_vs_single_threaded": single / m,
+                "cores_busy": cores_busy(r),
             }));
         }
         println!(
@@ -271,9 +316,14 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
     let table = markdown(&rows);
     println!("\n{table}");
     println!(
-        "{cores} cores seen; each figure the median of {} rounds, variants run in turn",
+        "{cores} cores seen; each figure the median of {} rounds, variants run in turn; cores \
+         busy: CPU seconds of all the run's threads / its wall seconds",
         settings.rounds
     );
+    let ceilings = ceilings(&rows, cores);
+    for c in &ceilings {
+        println!("- {c}");
+    }
     Ok(json!({
         "cores": cores,
         "worker_counts": counts,
@@ -282,6 +332,7 @@ pub(super) fn run(root: &Path, out_dir: &Path, settings: &Settings) -> Result<Va
         "timing": "wall clock of each windowctl process, median of the rounds, every variant \
                    in turn (the first rotating), after an untimed warm-up run of each",
         "markdown": table,
+        "ceilings": ceilings,
         "rows": rows,
     }))
 }
@@ -303,13 +354,38 @@ mod tests {
     fn the_table_shows_both_ratios() {
         let row = json!({"job": "j", "runtime": "--workers 2", "seconds": 0.5,
             "events_per_sec": 4.0e6, "speedup_vs_workers_1": 1.6,
-            "speedup_vs_single_threaded": 1.25});
-        assert!(markdown(&[row]).ends_with("| j | --workers 2 | 0.500 | 4.00 | 1.60x | 1.25x |\n"));
+            "speedup_vs_single_threaded": 1.25, "cores_busy": 1.9});
+        assert!(markdown(&[row])
+            .ends_with("| j | --workers 2 | 0.500 | 4.00 | 1.60x | 1.25x | 1.90 |\n"));
         let memory = json!({"job": "m", "runtime": "--workers 1", "seconds": 0.25,
             "events_per_sec": 8.0e6, "speedup_vs_workers_1": 1.0,
-            "speedup_vs_single_threaded": null});
-        assert!(markdown(&[memory]).ends_with("| m | --workers 1 | 0.250 | 8.00 | 1.00x | - |\n"));
+            "speedup_vs_single_threaded": null, "cores_busy": null});
+        assert!(
+            markdown(&[memory]).ends_with("| m | --workers 1 | 0.250 | 8.00 | 1.00x | - | - |\n")
+        );
         assert_eq!(variant_name(None), "single-threaded");
         assert_eq!(variant_name(Some(3)), "--workers 3");
+    }
+
+    #[test]
+    fn cores_busy_is_the_median_ratio_and_bounds_the_speedup() {
+        let runs = [
+            (1.0, Some(1.5)),
+            (2.0, Some(2.0)),
+            (0.5, Some(1.0)),
+            (9.0, None),
+        ];
+        assert_eq!(cores_busy(&runs), Some(1.5));
+        assert_eq!(cores_busy(&[(1.0, None)]), None);
+        let rows = [
+            json!({"job": "j", "workers": 1, "cores_busy": 1.6}),
+            json!({"job": "j", "workers": 2, "cores_busy": 1.9}),
+            json!({"job": "s", "workers": null, "cores_busy": 1.2}),
+            json!({"job": "k", "workers": 1, "cores_busy": null}),
+        ];
+        let lines = ceilings(&rows, 2);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].starts_with("j: --workers 1 keeps 1.60 of 2 cores busy"));
+        assert!(lines[0].contains("more than 1.25x faster"));
     }
 }
