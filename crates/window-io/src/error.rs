@@ -4,6 +4,17 @@
 
 use std::fmt;
 
+/// The text of a source's failed read (`RuntimeError::Source` and its timely twin):
+/// `reading SOURCE: MESSAGE`, or `MESSAGE` alone when it starts with the source's name already
+/// (an [`InputError`]'s text, `file.csv:12: read error: ...`), so that the file is named once.
+#[must_use]
+pub fn source_failure(source_name: &str, message: &str) -> String {
+    match message.strip_prefix(source_name) {
+        Some(rest) if rest.starts_with(':') => message.to_owned(),
+        _ => format!("reading {source_name}: {message}"),
+    }
+}
+
 /// A source or sink that could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -133,6 +144,23 @@ impl fmt::Display for FieldPrefix<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_read_names_its_source_once() {
+        assert_eq!(
+            source_failure("f.csv.gz", "f.csv.gz:1: read error: incomplete deflate stream"),
+            "f.csv.gz:1: read error: incomplete deflate stream"
+        );
+        assert_eq!(
+            source_failure("broken.csv", "line 3: disk on fire"),
+            "reading broken.csv: line 3: disk on fire"
+        );
+        // A name that only starts the same is not the source's.
+        assert_eq!(
+            source_failure("f.csv", "f.csv.gz:1: x"),
+            "reading f.csv: f.csv.gz:1: x"
+        );
+    }
 
     #[test]
     fn input_error_display_with_and_without_field() {

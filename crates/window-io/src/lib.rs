@@ -25,7 +25,7 @@ mod time;
 
 pub use bundled::{find_bundled_data, find_bundled_data_from, BundledDataNotFound, BUNDLED_DATA};
 pub use delimiter::Delimiter;
-pub use error::{InputError, InputErrorKind, OpenError};
+pub use error::{source_failure, InputError, InputErrorKind, OpenError};
 pub use keys::{
     join_key_parts, push_key_part, split_key_parts, KeyCache, KeyDictionary, KeyId, KeyTexts,
 };

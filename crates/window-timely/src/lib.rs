@@ -150,7 +150,7 @@ pub enum TimelyError {
     #[error(transparent)]
     Input(InputError),
     /// The source failed to read; nothing follows from it.
-    #[error("reading {source_name}: {message}")]
+    #[error("{}", window_io::source_failure(source_name, message))]
     Source {
         /// The source's name.
         source_name: String,

@@ -65,7 +65,7 @@ pub enum RuntimeError {
     #[error(transparent)]
     Input(InputError),
     /// A source failed to read; nothing follows from it.
-    #[error("reading {source_name}: {message}")]
+    #[error("{}", window_io::source_failure(source_name, message))]
     Source {
         /// The source's name.
         source_name: String,
