@@ -148,7 +148,10 @@ mod tests {
     #[test]
     fn a_failed_read_names_its_source_once() {
         assert_eq!(
-            source_failure("f.csv.gz", "f.csv.gz:1: read error: incomplete deflate stream"),
+            source_failure(
+                "f.csv.gz",
+                "f.csv.gz:1: read error: incomplete deflate stream"
+            ),
             "f.csv.gz:1: read error: incomplete deflate stream"
         );
         assert_eq!(

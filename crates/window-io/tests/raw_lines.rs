@@ -235,3 +235,28 @@ fn numeric_json_keys_are_their_text_as_written() {
     let got: Vec<String> = events(items).into_iter().map(|(_, k)| k).collect();
     assert_eq!(got, keys);
 }
+
+#[test]
+fn a_bare_carriage_return_outside_quotes_refuses_the_line_instead_of_dropping_its_rest() {
+    // The csv crate ends a record at a bare `\r`: "1000,a,1\r2000,a,2" read as one record lost
+    // the second one silently (a fresh-user trial). Now the line is refused, whole, and reading
+    // goes on; a `\r` inside quotes and a CRLF line ending are still fine.
+    let text = b"event_time_ms,key,value\n1000,a,1\r2000,a,2\n3000,\"b\rc\",3\r\n4000,d,4\n";
+    let items: Vec<_> = reader(text, InputFormat::Csv).collect();
+    assert_eq!(items.len(), 3);
+    let err = items[0]
+        .as_ref()
+        .expect_err("the line with a bare \\r is refused");
+    assert_eq!(err.line, 2);
+    assert_eq!(err.kind, InputErrorKind::Malformed);
+    assert_eq!(err.raw, b"1000,a,1\r2000,a,2");
+    assert!(err.to_string().contains("carriage return"), "{err}");
+    let rest: Vec<_> = items[1..]
+        .iter()
+        .map(|i| i.as_ref().map(|e| (e.line, e.key.clone())).unwrap())
+        .collect();
+    assert_eq!(rest, [(3, "b\rc".to_owned()), (4, "d".to_owned())]);
+    // A file of bare `\r` line endings is one line: refused, not read as nothing.
+    let items: Vec<_> = reader(b"event_time_ms,key,value\r1,a,1\r", InputFormat::Csv).collect();
+    assert!(items.iter().any(Result::is_err), "{items:?}");
+}
