@@ -258,5 +258,8 @@ fn a_bare_carriage_return_outside_quotes_refuses_the_line_instead_of_dropping_it
     assert_eq!(rest, [(3, "b\rc".to_owned()), (4, "d".to_owned())]);
     // A file of bare `\r` line endings is one line: refused, not read as nothing.
     let items: Vec<_> = reader(b"event_time_ms,key,value\r1,a,1\r", InputFormat::Csv).collect();
-    assert!(items.iter().any(Result::is_err), "{items:?}");
+    assert_eq!(items.len(), 1, "{items:?}");
+    let err = items[0].as_ref().expect_err("the one line is refused");
+    assert_eq!((err.line, err.kind), (1, InputErrorKind::Malformed));
+    assert!(err.to_string().contains("carriage return"), "{err}");
 }
