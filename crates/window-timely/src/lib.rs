@@ -125,6 +125,11 @@ pub struct TimelyConfig {
     /// and a restore with any number of workers hands out; at least 1, and at least the total
     /// number of workers for every worker to get keys. The output does not depend on it.
     pub key_groups: u32,
+    /// Periodic watermarks (Flink's `autoWatermarkInterval`, windowctl's
+    /// `--watermark-interval`): the watermark is emitted after the chunk cut once this much wall
+    /// clock time has passed since the last one (and after a live input's chunk cut because the
+    /// input paused), instead of after every element. `None`: after every element.
+    pub watermark_interval: Option<std::time::Duration>,
 }
 
 impl TimelyConfig {
@@ -138,6 +143,7 @@ impl TimelyConfig {
             chunk_bytes: 64 << 10,
             cluster: None,
             key_groups: groups::DEFAULT_KEY_GROUPS,
+            watermark_interval: None,
         }
     }
 }
@@ -356,12 +362,10 @@ where
         input.csv_delimiter,
         input.csv_header,
         share,
-    );
-    let chunker = Arc::new(cut::chunker(
-        chunker.live_if(input.live),
-        interval,
-        resume.as_ref(),
-    ));
+    )
+    .with_watermarks(config.watermark_interval)
+    .live_if(input.live);
+    let chunker = Arc::new(cut::chunker(chunker, interval, resume.as_ref()));
     let cuts = interval.map(|_| {
         Arc::new(cut::Cuts::new(
             Arc::clone(&chunker),
@@ -381,6 +385,7 @@ where
         pool,
         name,
         delay: config.out_of_orderness,
+        periodic: config.watermark_interval.is_some(),
         fail,
         cluster: config.cluster.is_some().then_some(workers),
         key_groups: config.key_groups.max(1),
@@ -426,6 +431,8 @@ struct Shared<P> {
     pool: feed::Pools,
     name: Arc<str>,
     delay: i64,
+    /// Periodic watermarks ([`TimelyConfig::watermark_interval`]).
+    periodic: bool,
     fail: bool,
     /// In a cluster: the workers per process.
     cluster: Option<usize>,
@@ -469,6 +476,7 @@ where
         Arc::clone(&shared.name),
         index as u32,
     );
+    window.periodic = shared.periodic;
     // Each worker holds its share of the limit.
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     let sink = (index == 0).then(|| shared.to_sink.clone());

@@ -65,6 +65,9 @@ pub(crate) struct Summary {
     pub(crate) cut: Option<crate::cut::ChunkEnd>,
     /// Bytes of the input through the end of the chunk.
     pub(crate) end: u64,
+    /// With periodic watermarks: whether the watermark is emitted after the chunk
+    /// ([`crate::chunks::Chunker::with_watermarks`]).
+    pub(crate) watermark: bool,
     /// In a cluster: a process stopped here on its own (its output failed, a signal), with
     /// its index and why. The chunk has nothing else; every worker of every process stops at it
     /// as at a failed chunk, so that none waits for chunks that process will not send.
@@ -106,6 +109,7 @@ pub(crate) fn parse(
         stop: false,
         cut: chunk.cut,
         end: chunk.end,
+        watermark: chunk.watermark,
         halt: None,
     };
     elements.clear();
@@ -174,6 +178,7 @@ pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
         stop: true,
         cut: None,
         end: 0,
+        watermark: false,
         halt: None,
     }
 }

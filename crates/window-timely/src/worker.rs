@@ -360,6 +360,9 @@ pub(crate) struct WindowWorker<C> {
     max: Option<i64>,
     /// The watermark applied last.
     watermark: i64,
+    /// Periodic watermarks: the watermark is emitted after a marked chunk only
+    /// ([`Summary::watermark`]), not at every rise of the maximum event time.
+    pub(crate) periodic: bool,
     /// Lines of the chunks done.
     lines_before: u64,
     pub(crate) out: Tagger,
@@ -398,6 +401,7 @@ where
             delay,
             max: None,
             watermark: i64::MIN,
+            periodic: false,
             lines_before: 0,
             out: Tagger::new(worker),
             describe,
@@ -490,10 +494,19 @@ where
         &self.comp
     }
 
-    /// Raises the maximum event time to `t` and applies the watermark step it makes, if any.
+    /// Raises the maximum event time to `t` and, with a watermark after every element, applies
+    /// the watermark step it makes, if any.
     fn rise(&mut self, t: i64) {
-        let max = self.max.map_or(t, |m| m.max(t));
-        self.max = Some(max);
+        self.max = Some(self.max.map_or(t, |m| m.max(t)));
+        if !self.periodic {
+            self.emit_watermark();
+        }
+    }
+
+    /// Applies the step to the watermark the maximum event time gives, if it rises
+    /// (Flink's `BoundedOutOfOrdernessWatermarks`: the maximum minus the delay, minus 1).
+    fn emit_watermark(&mut self) {
+        let Some(max) = self.max else { return };
         let w = time::sub(time::sub(max, self.delay), 1);
         if w > self.watermark {
             self.watermark = w;
@@ -625,6 +638,9 @@ where
                     r += 1;
                 }
             }
+        }
+        if self.periodic && s.watermark && !self.stopped {
+            self.emit_watermark();
         }
         // Every group at the watermark (they emit nothing): exact state for the limit and for a
         // checkpoint after this chunk.

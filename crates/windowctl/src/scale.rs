@@ -41,7 +41,10 @@ struct Parts {
     reads: FieldUse,
     time_unit: TimeUnit,
     delimiter: engine::io::Delimiter,
-    no_header: bool,
+    /// How a CSV chunk's header is told: `--no-header` (absent), a socket's (detected: its
+    /// first line is the header where it names the time field, as the one-reader runtime tells
+    /// it), a file's (required).
+    header: CsvHeader,
     /// Makes the reporter of rejected elements (the one-worker runtime's, per worker).
     describe: Box<dyn Fn() -> Describe + Send + Sync>,
     /// `--max-window-states`.
@@ -70,10 +73,9 @@ impl JobParts for Parts {
         .reading(self.reads)
         .with_time_unit(self.time_unit)
         .with_delimiter(self.delimiter);
-        if self.no_header {
-            reader.with_csv_header(CsvHeader::Absent)
-        } else {
-            reader
+        match self.header {
+            CsvHeader::Required => reader,
+            mode => reader.with_csv_header(mode),
         }
     }
 
@@ -125,17 +127,8 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
     if plan.inputs.len() != 1 {
         bail!("--workers runs jobs of one input (several inputs are not aligned across workers yet); drop --workers or give one --input");
     }
-    if matches!(plan.inputs[0].0, InputSpec::Socket(_)) {
-        bail!("--workers reads files and stdin, not sockets yet (a socket's CSV header is optional, detected by one reader); drop --workers, or pipe the socket to stdin (nc HOST PORT | windowctl run --input - --workers N, the header line required)");
-    }
     if uses_processing_time(&plan.spec.trigger) {
         bail!("--workers runs event-time triggers only (a processing-time trigger fires by the clock, which is not reproducible across workers); drop --workers or --trigger");
-    }
-    if plan.watermark_interval != 0 {
-        bail!("--workers needs a watermark after every element (--watermark-interval 0, the default for files)");
-    }
-    if plan.idle_timeout.is_some() {
-        bail!("--workers does not take --idle-timeout (one input is never idle behind another)");
     }
     let cluster = args.processes.is_some() || args.process.is_some() || args.hostfile.is_some();
     if args.checkpoint_dir.is_some() && cluster {
@@ -161,25 +154,7 @@ pub(crate) fn run_timely(
     let asked = Arc::clone(&signal);
     let interrupted: Box<dyn Fn() -> bool + Send + Sync> = Box::new(move || asked().is_some());
     check(args, plan).map_err(crate::run::Usage::from)?;
-    let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
-    if let Ok(bytes) = std::env::var("WINDOWCTL_CHUNK_BYTES") {
-        // For tests: small chunks make many chunk boundaries in a small input.
-        config.chunk_bytes = bytes
-            .parse()
-            .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
-    }
-    config.cluster = cluster_of(args, plan, &config).map_err(crate::run::Usage::from)?;
-    if let Some(c) = &config.cluster {
-        // A peer that dies mid-run: one error line naming it, not timely's panics.
-        crate::lost_peer::install(c.addresses.clone(), c.process);
-    }
-    if args.checkpoint_dir.is_none() {
-        // No state is handed to another worker count: one key group per worker, one
-        // computation each (G = 128 cost 1.7-2.2x the CPU time with one worker); with
-        // checkpoints, Flink's default max parallelism, which a resume with any count needs.
-        let processes = config.cluster.as_ref().map_or(1, |c| c.addresses.len());
-        config.key_groups = u32::try_from(workers.saturating_mul(processes)).unwrap_or(u32::MAX);
-    }
+    let config = config_of(args, plan, workers)?;
     let (spec, format) = &plan.inputs[0];
     if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
         bail!(
@@ -200,11 +175,20 @@ pub(crate) fn run_timely(
         .map_or_else(KeyDictionary::shared, |r| Arc::clone(&r.keys));
     let (bytes, progress) = open_bytes(spec)?;
     let name = spec.source_name();
+    let header = if plan.no_header {
+        CsvHeader::Absent
+    } else if matches!(spec, InputSpec::Socket(_)) {
+        CsvHeader::Detect
+    } else {
+        CsvHeader::Required
+    };
     let input = TimelyInput {
         name: name.clone(),
         bytes,
         csv_delimiter: (*format == InputFormat::Csv).then(|| plan.delimiter.byte()),
-        csv_header: *format == InputFormat::Csv && !plan.no_header,
+        // A socket's first line, header or not, goes to every later chunk's reader, which
+        // tells it as the first chunk's reader does and takes its columns from it.
+        csv_header: *format == InputFormat::Csv && header == CsvHeader::Required,
         // stdin, a pipe: of unknown size (a file's is known, also a `.gz` one's).
         live: progress.total_bytes().is_none(),
     };
@@ -218,7 +202,7 @@ pub(crate) fn run_timely(
         reads: plan.reads,
         time_unit: plan.time_unit,
         delimiter: plan.delimiter,
-        no_header: plan.no_header,
+        header,
         describe: Box::new(move || rejection_report(&describe_plan, Arc::clone(&describe_keys))),
         max_held: plan.spec.max_window_states,
         interrupted,
@@ -247,6 +231,40 @@ pub(crate) fn run_timely(
         progress: crate::progress::Ticker::for_input(args.no_progress, progress),
     };
     run_writer(run, resumable.as_mut(), signal.as_ref())
+}
+
+/// The timely runtime's settings for the job: its watermark, chunks, cluster and key groups.
+///
+/// # Errors
+/// A bad `WINDOWCTL_CHUNK_BYTES`; a cluster that `--processes`, `--process` and `--hostfile`
+/// do not describe ([`cluster_of`], a usage error).
+fn config_of(args: &RunArgs, plan: &Plan, workers: usize) -> Result<TimelyConfig> {
+    let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
+    // `--idle-timeout` changes nothing with one input (an input idle alone still gives the
+    // watermark: Flink's StatusWatermarkValve), the only kind `--workers` runs.
+    config.watermark_interval = u64::try_from(plan.watermark_interval)
+        .ok()
+        .filter(|&ms| ms > 0)
+        .map(Duration::from_millis);
+    if let Ok(bytes) = std::env::var("WINDOWCTL_CHUNK_BYTES") {
+        // For tests: small chunks make many chunk boundaries in a small input.
+        config.chunk_bytes = bytes
+            .parse()
+            .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
+    }
+    config.cluster = cluster_of(args, plan, &config).map_err(crate::run::Usage::from)?;
+    if let Some(c) = &config.cluster {
+        // A peer that dies mid-run: one error line naming it, not timely's panics.
+        crate::lost_peer::install(c.addresses.clone(), c.process);
+    }
+    if args.checkpoint_dir.is_none() {
+        // No state is handed to another worker count: one key group per worker, one
+        // computation each (G = 128 cost 1.7-2.2x the CPU time with one worker); with
+        // checkpoints, Flink's default max parallelism, which a resume with any count needs.
+        let processes = config.cluster.as_ref().map_or(1, |c| c.addresses.len());
+        config.key_groups = u32::try_from(workers.saturating_mul(processes)).unwrap_or(u32::MAX);
+    }
+    Ok(config)
 }
 
 /// What [`run_writer`] runs.
@@ -481,8 +499,12 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
             processes - 1
         );
     }
-    if matches!(plan.inputs[0].0, InputSpec::Stdin) && processes > 1 {
-        bail!("--processes: every process reads the whole input, so it cannot be stdin; give --input FILE (the same file on every machine)");
+    if processes > 1 {
+        match &plan.inputs[0].0 {
+            InputSpec::Stdin => bail!("--processes: every process reads the whole input, so it cannot be stdin; give --input FILE (the same file on every machine)"),
+            spec @ InputSpec::Socket(_) => bail!("--processes: every process reads the whole input, so it cannot be {} (each process would get a stream of its own); give --input FILE (the same file on every machine), or run one process with --workers N", spec.source_name()),
+            InputSpec::File(_) => {}
+        }
     }
     let text =
         std::fs::read_to_string(path).map_err(|e| anyhow!("--hostfile {}: {e}", path.display()))?;

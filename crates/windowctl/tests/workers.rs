@@ -282,13 +282,9 @@ fn bad_lines_fail_at_their_line_or_go_to_the_dead_letters_in_order() {
 fn jobs_the_timely_runtime_cannot_run_yet_are_refused_naming_the_flag() {
     let dir = scratch("refused");
     fs::write(dir.join("in.csv"), "event_time_ms,key,value\n1,a,1\n").expect("input");
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 2] = [
         (&["--time", "processing"], "event-time"),
         (&["--input", "in.csv"], "one input"),
-        (
-            &["--watermark-interval", "5ms"],
-            "a watermark after every element",
-        ),
     ];
     for (extra, says) in cases {
         let mut args: Vec<String> = strings(&[
