@@ -9,8 +9,12 @@
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
+use std::sync::Arc;
+use std::time::Instant;
 
 use parking_lot::Mutex;
+
+use crate::clock::{ChunkClock, Timers, LOOK_AGAIN as LOOK_AT_TIMERS};
 
 /// How often a worker waiting for the input looks whether its chunk was read meanwhile.
 const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_millis(10);
@@ -37,6 +41,8 @@ pub(crate) struct Chunk {
     /// With periodic watermarks: whether the watermark is emitted after this chunk
     /// ([`Chunker::with_watermarks`]).
     pub(crate) watermark: bool,
+    /// Its processing time: the clock when it was cut, in ms ([`crate::clock`]).
+    pub(crate) clock: i64,
 }
 
 /// How a chunk was cut, besides its lines.
@@ -46,6 +52,8 @@ struct HowCut {
     tick: bool,
     /// Whether the watermark is emitted after the chunk ([`Chunk::watermark`]).
     watermark: bool,
+    /// Its processing time ([`Chunk::clock`]).
+    clock: i64,
 }
 
 /// What a worker gets for the chunk it asks for.
@@ -78,6 +86,10 @@ pub(crate) struct Chunker {
     /// Which chunks this process's workers take; the others are read (the cut needs every
     /// byte before it) and dropped.
     share: Share,
+    /// Where chunks get their processing time.
+    clock: ChunkClock,
+    /// The workers' earliest processing-time timers, for a live input's empty chunks.
+    timers: Option<Arc<Timers>>,
 }
 
 /// The chunks of one process of a cluster: worker `w` (of `threads * processes`, process `p`
@@ -124,9 +136,11 @@ struct Input {
     quotes: Option<window_io::CsvQuotes>,
     /// With periodic watermarks: when the next chunk is marked for one.
     periodic: Option<Periodic>,
-    /// Set where a live input's read ended with no bytes because a watermark came due
-    /// ([`Periodic::owed_at`]): an empty chunk carries it.
+    /// Set where a live input's read ended with no bytes because a watermark or a timer came
+    /// due ([`Chunker::tick_at`]): an empty chunk carries it.
     tick: bool,
+    /// The processing time of the last chunk cut: the timers before it fire with that chunk.
+    last_clock: i64,
 }
 
 /// Periodic watermarks of a chunker ([`Chunker::with_watermarks`]).
@@ -145,10 +159,10 @@ impl Periodic {
         self.last.filter(|_| self.owed).map(|l| l + self.every)
     }
 
-    /// Whether the chunk just cut is marked (`tick`: the empty chunk of a watermark that came
-    /// due; `lines`: whether it has any).
-    fn mark(&mut self, tick: bool, lines: bool) -> bool {
-        let due = tick || self.last.is_none_or(|l| l.elapsed() >= self.every);
+    /// Whether the chunk just cut is marked (`lines`: whether it has any; an empty chunk cut
+    /// when the watermark owed came due is marked, as the interval has passed then).
+    fn mark(&mut self, lines: bool) -> bool {
+        let due = self.last.is_none_or(|l| l.elapsed() >= self.every);
         if due {
             self.last = Some(std::time::Instant::now());
             self.owed = false;
@@ -234,13 +248,25 @@ impl Chunker {
                 quotes: csv.map(window_io::CsvQuotes::new),
                 periodic: None,
                 tick: false,
+                last_clock: i64::MIN,
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv,
             csv_header,
             csv_columns: csv.is_some() && !csv_header,
             share,
+            clock: ChunkClock::System,
+            timers: None,
         }
+    }
+
+    /// Chunks get their processing time from `clock`; with `timers` (the workers' earliest
+    /// processing-time timers), a live input that pauses gets an empty chunk once one is due,
+    /// which takes the clock to every worker ([`crate::clock`]).
+    pub(crate) fn with_clock(mut self, clock: ChunkClock, timers: Option<Arc<Timers>>) -> Self {
+        self.clock = clock;
+        self.timers = timers;
+        self
     }
 
     /// With `live`, reads the input as a live one (stdin, a pipe) on a thread of its own,
@@ -334,12 +360,16 @@ impl Chunker {
             let read = self.read_lines(&mut input, &mut lines);
             let tick = input.tick;
             let watermark = match &mut input.periodic {
-                Some(p) if read.is_ok() && (tick || !lines.is_empty()) => {
-                    p.mark(tick, !lines.is_empty())
-                }
+                Some(p) if read.is_ok() && (tick || !lines.is_empty()) => p.mark(!lines.is_empty()),
                 _ => false,
             };
-            let cut = HowCut { tick, watermark };
+            let clock = self.clock.read(self.state.lock().next);
+            input.last_clock = clock;
+            let cut = HowCut {
+                tick,
+                watermark,
+                clock,
+            };
             self.read_next(&mut self.state.lock(), lines, read, cut);
         }
     }
@@ -397,6 +427,7 @@ impl Chunker {
                     cut,
                     end: s.consumed,
                     watermark: how.watermark,
+                    clock: how.clock,
                 },
             );
         }
@@ -443,6 +474,15 @@ impl Chunker {
         Ok(())
     }
 
+    /// When a live input that pauses gets an empty chunk: once the watermark owed to chunks cut
+    /// unmarked comes due ([`Periodic::owed_at`]), or the earliest processing-time timer of the
+    /// workers not fired by the last chunk cut ([`Timers::due_at`]).
+    fn tick_at(&self, periodic: Option<&Periodic>, last_clock: i64) -> Option<Instant> {
+        let owed = periodic.and_then(Periodic::owed_at);
+        let timer = self.timers.as_ref().and_then(|t| t.due_at(last_clock));
+        earliest(owed, timer)
+    }
+
     /// [`Self::read_lines`] for a live input: the chunk also ends where no byte came for the
     /// rest of [`crate::live::FLUSH_AFTER`] after its first byte: at its end if that is a line
     /// end outside quotes, else at its last such line end (the bytes after it go back to the
@@ -463,13 +503,24 @@ impl Chunker {
             }
             let deadline = match first {
                 Some(t) => (!no_line).then(|| t + crate::live::FLUSH_AFTER),
-                // No byte yet: wait until a watermark owed comes due, if one is.
-                None => s.periodic.as_ref().and_then(Periodic::owed_at),
+                // No byte yet: wait until a watermark owed or a timer comes due, looking at the
+                // timers again every so often (a worker may have set an earlier one).
+                None => {
+                    let look = self
+                        .timers
+                        .as_ref()
+                        .map(|_| Instant::now() + LOOK_AT_TIMERS);
+                    earliest(self.tick_at(s.periodic.as_ref(), s.last_clock), look)
+                }
             };
             if !live.wait_until(deadline) {
                 if first.is_none() {
-                    s.tick = true;
-                    return Ok(());
+                    let tick = self.tick_at(s.periodic.as_ref(), s.last_clock);
+                    if tick.is_some_and(|t| t <= Instant::now()) {
+                        s.tick = true;
+                        return Ok(());
+                    }
+                    continue;
                 }
                 // The input paused.
                 if whole {
@@ -505,6 +556,14 @@ impl Chunker {
             }
             first.get_or_insert_with(std::time::Instant::now);
         }
+    }
+}
+
+/// The earlier of two deadlines, if any.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

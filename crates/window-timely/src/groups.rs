@@ -242,6 +242,27 @@ where
         true
     }
 
+    /// Sets processing time to `now` in every group, firing their processing-time timers before
+    /// it ([`WindowComputation::advance_wall_clock`]), in group order (the rows of one clock
+    /// step are put in the canonical order afterwards, as a watermark step's).
+    pub(crate) fn advance_wall_clock(
+        &mut self,
+        now: Timestamp,
+        out: &mut dyn WindowOutput<KeyId, C::Window, Number, C::Output>,
+    ) {
+        for comp in &mut self.comps {
+            comp.advance_wall_clock(now, out);
+        }
+    }
+
+    /// The earliest processing-time timer of any group.
+    pub(crate) fn next_processing_time_timer(&self) -> Option<Timestamp> {
+        self.comps
+            .iter()
+            .filter_map(WindowComputation::next_processing_time_timer)
+            .min()
+    }
+
     /// The heap again from `next`, without stale entries.
     fn rebuild_heap(&mut self) {
         self.heap.clear();

@@ -33,15 +33,16 @@
 //! are routed by a fixed hash of it; [`cluster`] makes the connections (each checked by a hello
 //! of the same job) that timely's network threads then use; process 0 writes the output.
 //! **Checkpoints** ([`run_checkpointed`], [`cut`]): a cut after a chunk, per key group, that a
-//! run with any number of workers resumes from. `docs/scale-out.md` says what runs here and what
-//! does not yet (several inputs, processing time, sockets, checkpoints of several
-//! processes).
+//! run with any number of workers resumes from. **Processing time** ([`clock`]): one clock
+//! reading per chunk, taken by the chunk reader, drives every worker. `docs/scale-out.md` says
+//! what runs here and what does not yet (several inputs, checkpoints of several processes).
 
 #![forbid(unsafe_code)]
 
 pub mod cluster;
 
 mod chunks;
+pub mod clock;
 pub mod cut;
 mod end;
 mod feed;
@@ -63,7 +64,6 @@ use parking_lot::Mutex;
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::{Broadcast, Input};
-use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::Probe;
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 use window_core::{AnyWindow, HeldState, Number, WindowComputation, WindowMetrics, WindowOutput};
@@ -130,6 +130,14 @@ pub struct TimelyConfig {
     /// clock time has passed since the last one (and after a live input's chunk cut because the
     /// input paused), instead of after every element. `None`: after every element.
     pub watermark_interval: Option<std::time::Duration>,
+    /// A processing-time job (`--time processing`): elements are at the processing time of
+    /// their chunk, windows fire as the chunks' clock readings pass their ends, and nothing
+    /// fires at the end of the input, as on one thread ([`clock`]). The summary's event times
+    /// drive no watermark then.
+    pub processing_time: bool,
+    /// Where chunks get their processing time: the system clock, or for tests a fixed step
+    /// per chunk ([`clock::ChunkClock`]).
+    pub chunk_clock: clock::ChunkClock,
 }
 
 impl TimelyConfig {
@@ -144,6 +152,8 @@ impl TimelyConfig {
             cluster: None,
             key_groups: groups::DEFAULT_KEY_GROUPS,
             watermark_interval: None,
+            processing_time: false,
+            chunk_clock: clock::ChunkClock::System,
         }
     }
 }
@@ -354,6 +364,7 @@ where
         processes: c.addresses.len() as u64,
     });
     let first_chunk = resume.as_ref().map_or(0, |c| c.chunk + 1);
+    let timers = Arc::new(clock::Timers::new(workers));
     // In a cluster, every process hashes every byte it reads, compared at the end.
     let (bytes, read) = HashRead::in_cluster(input.bytes, config.cluster.is_some());
     let chunker = Chunker::new(
@@ -364,6 +375,7 @@ where
         share,
     )
     .with_watermarks(config.watermark_interval)
+    .with_clock(config.chunk_clock, input.live.then(|| Arc::clone(&timers)))
     .live_if(input.live);
     let chunker = Arc::new(cut::chunker(chunker, interval, resume.as_ref()));
     let cuts = interval.map(|_| {
@@ -386,6 +398,8 @@ where
         name,
         delay: config.out_of_orderness,
         periodic: config.watermark_interval.is_some(),
+        processing: config.processing_time,
+        timers,
         fail,
         cluster: config.cluster.is_some().then_some(workers),
         key_groups: config.key_groups.max(1),
@@ -433,6 +447,10 @@ struct Shared<P> {
     delay: i64,
     /// Periodic watermarks ([`TimelyConfig::watermark_interval`]).
     periodic: bool,
+    /// A processing-time job ([`TimelyConfig::processing_time`]).
+    processing: bool,
+    /// This process's workers' earliest processing-time timers ([`clock::Timers`]).
+    timers: Arc<clock::Timers>,
     fail: bool,
     /// In a cluster: the workers per process.
     cluster: Option<usize>,
@@ -463,31 +481,9 @@ where
     let mut summaries_in = InputHandleVec::<u64, Summary>::new();
     let probe = ProbeHandle::new();
     let end = Arc::new(Mutex::new(WorkerEnd::default()));
-    let groups = KeyGroups::new(
-        || shared.parts.computation(),
-        GroupOf::new(Arc::clone(&shared.keys), shared.key_groups),
-        index as u32,
-        peers as u32,
-    );
-    let mut window = WindowWorker::new(
-        groups,
-        shared.delay,
-        shared.parts.describe(),
-        Arc::clone(&shared.name),
-        index as u32,
-    );
-    window.periodic = shared.periodic;
-    // Each worker holds its share of the limit.
-    window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
+    let window = window_worker(shared, index, peers);
     let sink = (index == 0).then(|| shared.to_sink.clone());
-    window.out.pool = Some(Arc::clone(&shared.pool.rows));
     let first = shared.first_chunk;
-    if let Some(cut) = &shared.resume {
-        if let Err(message) = window.resume(cut, &shared.keys) {
-            // Checked before the workers started: not expected here.
-            window.fail(message);
-        }
-    }
     let end_of_worker = Arc::clone(&end);
     worker.dataflow::<u64, _, _>(|scope| {
         let elements = scope.input_from(&mut elements_in);
@@ -503,10 +499,11 @@ where
             cuts: shared.cuts.clone(),
             first,
             pool: shared.pool.elements.clone(),
+            timers: (Arc::clone(&shared.timers), index),
         };
         let rows = window_operator(elements, summaries, window, ctx);
         let cuts = shared.cuts.clone().filter(|_| index == 0);
-        writer(rows, sink, cuts).probe_with(&probe);
+        sink::writer(rows, sink, cuts).probe_with(&probe);
     });
     // This worker's chunks: `index`, `index + peers` ... from the run's first chunk on.
     let mut chunk = first + (index as u64 + peers - first % peers) % peers;
@@ -551,6 +548,40 @@ where
     end_of_worker_run(worker, shared, own)
 }
 
+/// Worker `index` of `peers`'s window computations (its key groups), as the job and the
+/// cut it resumes from say.
+fn window_worker<P: JobParts>(
+    shared: &Shared<P>,
+    index: usize,
+    peers: u64,
+) -> WindowWorker<P::Computation> {
+    let groups = KeyGroups::new(
+        || shared.parts.computation(),
+        GroupOf::new(Arc::clone(&shared.keys), shared.key_groups),
+        index as u32,
+        peers as u32,
+    );
+    let mut window = WindowWorker::new(
+        groups,
+        shared.delay,
+        shared.parts.describe(),
+        Arc::clone(&shared.name),
+        index as u32,
+    );
+    window.periodic = shared.periodic;
+    window.processing = shared.processing;
+    // Each worker holds its share of the limit.
+    window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
+    window.out.pool = Some(Arc::clone(&shared.pool.rows));
+    if let Some(cut) = &shared.resume {
+        if let Err(message) = window.resume(cut, &shared.keys) {
+            // Checked before the workers started: not expected here.
+            window.fail(message);
+        }
+    }
+    window
+}
+
 type Elements<'s> = timely::dataflow::Stream<'s, u64, Vec<Part>>;
 type Summaries<'s> = timely::dataflow::Stream<'s, u64, Vec<Summary>>;
 /// Each element: one worker's rows of one timestamp, moved whole (never copied row by row).
@@ -578,6 +609,9 @@ struct OperatorContext<P> {
     first: u64,
     /// Where a chunk's element buffer goes once processed.
     pool: feed::ElementPool,
+    /// Where the worker posts its earliest processing-time timer after each chunk, and its
+    /// index.
+    timers: (Arc<clock::Timers>, usize),
 }
 
 /// A worker's counters at its end.
@@ -643,6 +677,9 @@ where
                     halted.clone_from(&s.halt);
                 }
                 window.chunk(&s, &mut mine);
+                ctx.timers
+                    .0
+                    .post(ctx.timers.1, window.next_processing_time_timer());
                 ctx.pool.give(mine);
                 ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.
@@ -705,61 +742,4 @@ fn hold(mine: &mut Vec<Element>, data: &mut Vec<Part>) {
             mine.append(&mut part);
         }
     }
-}
-
-/// The writer: on worker 0, each chunk's (each final step's) rows once the frontier has passed
-/// it, handed to the writer thread, and after a marked chunk's rows its cut ([`cut`]); it holds
-/// a capability for what it has not handed over, so that a probe after it tells what is handed
-/// over (the thread's channel is bounded, so that is at most [`SINK_AHEAD`] timestamps ahead of
-/// what is written).
-fn writer<'s>(
-    rows: Rows<'s>,
-    sink: Option<crossbeam_channel::Sender<ToSink>>,
-    cuts: Option<Arc<cut::Cuts>>,
-) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
-    type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
-    rows.unary_frontier::<Nothing, _, _, _>(
-        Exchange::new(|_: &RowBlock| 0u64),
-        "Write",
-        move |_cap, _info| {
-            let mut held: BTreeMap<u64, (Capability<u64>, Vec<RowBlock>)> = BTreeMap::new();
-            move |(input, frontier), output| {
-                input.for_each(|cap, data| {
-                    if let (Some(&t), Some(c)) =
-                        (cap.least(), cap.retain_least(output.output_index()))
-                    {
-                        held.entry(t)
-                            .or_insert_with(|| (c, Vec::new()))
-                            .1
-                            .append(data);
-                    }
-                });
-                let passed = |t: &u64| !frontier.less_equal(t);
-                loop {
-                    let rows = held.first_key_value().map(|(t, _)| *t).filter(passed);
-                    let done = frontier.is_empty();
-                    let cut = cuts
-                        .as_ref()
-                        .and_then(|c| c.first_passed(|t| passed(&t), done));
-                    // A chunk's rows, then the cut after it.
-                    let message = match (rows, cut) {
-                        (Some(r), c) if c.is_none_or(|c| r <= c) => match held.pop_first() {
-                            Some((_, (_cap, rows))) => ToSink::Rows(rows),
-                            None => break,
-                        },
-                        (_, Some(c)) => match cuts.as_ref().map(|cuts| cuts.take(c)) {
-                            Some(taken) => ToSink::Cut(taken),
-                            None => break,
-                        },
-                        _ => break,
-                    };
-                    // Worker 0 writes; the others receive nothing. A writer thread gone (it
-                    // panicked) is reported when the run ends.
-                    if let Some(sink) = sink.as_ref() {
-                        let _ = sink.send(message);
-                    }
-                }
-            }
-        },
-    )
 }

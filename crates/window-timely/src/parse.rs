@@ -68,6 +68,8 @@ pub(crate) struct Summary {
     /// With periodic watermarks: whether the watermark is emitted after the chunk
     /// ([`crate::chunks::Chunker::with_watermarks`]).
     pub(crate) watermark: bool,
+    /// Its processing time, in ms ([`crate::clock`]).
+    pub(crate) clock: i64,
     /// In a cluster: a process stopped here on its own (its output failed, a signal), with
     /// its index and why. The chunk has nothing else; every worker of every process stops at it
     /// as at a failed chunk, so that none waits for chunks that process will not send.
@@ -110,6 +112,7 @@ pub(crate) fn parse(
         cut: chunk.cut,
         end: chunk.end,
         watermark: chunk.watermark,
+        clock: chunk.clock,
         halt: None,
     };
     elements.clear();
@@ -179,6 +182,7 @@ pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
         cut: None,
         end: 0,
         watermark: false,
+        clock: i64::MIN,
         halt: None,
     }
 }

@@ -2,6 +2,7 @@
 //! the workers' runs (each already in the canonical order) and handed to the job's output; bad
 //! records to the error policy.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -12,6 +13,9 @@ use window_job::JobResult;
 use crate::parse::ChunkError;
 use crate::rows::{Rare, Rows, Taken};
 use crate::worker::RowPool;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::Capability;
 use timely::dataflow::ProbeHandle;
 
 use crate::{TimelyError, SINK_AHEAD};
@@ -318,4 +322,61 @@ impl Unwritten {
         }
         self.steps.iter().map(|s| s.1).sum::<usize>() > self.budget
     }
+}
+
+/// The writer: on worker 0, each chunk's (each final step's) rows once the frontier has passed
+/// it, handed to the writer thread, and after a marked chunk's rows its cut ([`cut`]); it holds
+/// a capability for what it has not handed over, so that a probe after it tells what is handed
+/// over (the thread's channel is bounded, so that is at most [`SINK_AHEAD`] timestamps ahead of
+/// what is written).
+pub(crate) fn writer<'s>(
+    rows: crate::Rows<'s>,
+    sink: Option<crossbeam_channel::Sender<ToSink>>,
+    cuts: Option<Arc<crate::cut::Cuts>>,
+) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
+    type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
+    rows.unary_frontier::<Nothing, _, _, _>(
+        Exchange::new(|_: &Rows| 0u64),
+        "Write",
+        move |_cap, _info| {
+            let mut held: BTreeMap<u64, (Capability<u64>, Vec<Rows>)> = BTreeMap::new();
+            move |(input, frontier), output| {
+                input.for_each(|cap, data| {
+                    if let (Some(&t), Some(c)) =
+                        (cap.least(), cap.retain_least(output.output_index()))
+                    {
+                        held.entry(t)
+                            .or_insert_with(|| (c, Vec::new()))
+                            .1
+                            .append(data);
+                    }
+                });
+                let passed = |t: &u64| !frontier.less_equal(t);
+                loop {
+                    let rows = held.first_key_value().map(|(t, _)| *t).filter(passed);
+                    let done = frontier.is_empty();
+                    let cut = cuts
+                        .as_ref()
+                        .and_then(|c| c.first_passed(|t| passed(&t), done));
+                    // A chunk's rows, then the cut after it.
+                    let message = match (rows, cut) {
+                        (Some(r), c) if c.is_none_or(|c| r <= c) => match held.pop_first() {
+                            Some((_, (_cap, rows))) => ToSink::Rows(rows),
+                            None => break,
+                        },
+                        (_, Some(c)) => match cuts.as_ref().map(|cuts| cuts.take(c)) {
+                            Some(taken) => ToSink::Cut(taken),
+                            None => break,
+                        },
+                        _ => break,
+                    };
+                    // Worker 0 writes; the others receive nothing. A writer thread gone (it
+                    // panicked) is reported when the run ends.
+                    if let Some(sink) = sink.as_ref() {
+                        let _ = sink.send(message);
+                    }
+                }
+            }
+        },
+    )
 }

@@ -363,6 +363,9 @@ pub(crate) struct WindowWorker<C> {
     /// Periodic watermarks: the watermark is emitted after a marked chunk only
     /// ([`Summary::watermark`]), not at every rise of the maximum event time.
     pub(crate) periodic: bool,
+    /// A processing-time job: no watermark (the file's times are not event time), and no
+    /// final watermark at the end, as on one thread; the clock of each chunk drives it.
+    pub(crate) processing: bool,
     /// Lines of the chunks done.
     lines_before: u64,
     pub(crate) out: Tagger,
@@ -402,6 +405,7 @@ where
             max: None,
             watermark: i64::MIN,
             periodic: false,
+            processing: false,
             lines_before: 0,
             out: Tagger::new(worker),
             describe,
@@ -498,7 +502,7 @@ where
     /// the watermark step it makes, if any.
     fn rise(&mut self, t: i64) {
         self.max = Some(self.max.map_or(t, |m| m.max(t)));
-        if !self.periodic {
+        if !self.periodic && !self.processing {
             self.emit_watermark();
         }
     }
@@ -608,6 +612,7 @@ where
         } else {
             no_errors
         };
+        self.advance_clock(s.clock);
         // Merged in the one-worker order: a bad record read before element `i` is (i, 0),
         // element `i` is (i, 1), the step element `i` makes is (i, 2).
         let (mut r, mut b, mut n) = (0, 0, 0);
@@ -639,7 +644,7 @@ where
                 }
             }
         }
-        if self.periodic && s.watermark && !self.stopped {
+        if self.periodic && s.watermark && !self.stopped && !self.processing {
             self.emit_watermark();
         }
         // Every group at the watermark (they emit nothing): exact state for the limit and for a
@@ -653,6 +658,25 @@ where
             self.events += u64::from(s.elements);
         }
         self.stopped |= s.stop;
+    }
+
+    /// Sets processing time to the chunk's clock reading `clock` before its elements, firing
+    /// the processing-time timers before it (processing-time windows, continuous
+    /// processing-time triggers), as the single-threaded runtime sets it before each batch
+    /// ([`crate::clock`]). Its rows are a step of their own, in the canonical order.
+    fn advance_clock(&mut self, clock: i64) {
+        self.out.set_order(Order {
+            watermark: self.watermark,
+            ..Order::default()
+        });
+        let from = self.out.rows.len();
+        self.comp.advance_wall_clock(clock, &mut self.out);
+        self.out.sort_step(from);
+    }
+
+    /// The earliest processing-time timer of this worker's key groups.
+    pub(crate) fn next_processing_time_timer(&self) -> Option<i64> {
+        self.comp.next_processing_time_timer()
     }
 
     /// Stops the job when the worker holds more than [`WindowWorker::max_held`] states (as
@@ -694,7 +718,7 @@ where
     /// element comes in between), so that the writer can write a step's rows before the next
     /// step fires. Returns whether another step follows.
     pub(crate) fn finish_step(&mut self, steps: Option<FinalSteps>) -> bool {
-        if self.stopped || self.watermark == i64::MAX {
+        if self.stopped || self.watermark == i64::MAX || self.processing {
             return false;
         }
         let w = match (steps, self.max) {

@@ -109,26 +109,10 @@ impl JobParts for Parts {
     }
 }
 
-/// Whether a trigger fires by the wall clock.
-fn uses_processing_time(t: &engine::job::TriggerSpec) -> bool {
-    use engine::job::TriggerSpec;
-    match t {
-        TriggerSpec::ProcessingTime | TriggerSpec::ContinuousProcessingTime { .. } => true,
-        TriggerSpec::Purging { inner } => uses_processing_time(inner),
-        _ => false,
-    }
-}
-
 /// Refuses what the timely runtime does not run yet, naming the flag.
 fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
-    if plan.spec.time != TimeDomain::EventTime {
-        bail!("--workers runs event-time jobs only (processing time is not reproducible across workers yet); drop --workers");
-    }
     if plan.inputs.len() != 1 {
         bail!("--workers runs jobs of one input (several inputs are not aligned across workers yet); drop --workers or give one --input");
-    }
-    if uses_processing_time(&plan.spec.trigger) {
-        bail!("--workers runs event-time triggers only (a processing-time trigger fires by the clock, which is not reproducible across workers); drop --workers or --trigger");
     }
     let cluster = args.processes.is_some() || args.process.is_some() || args.hostfile.is_some();
     if args.checkpoint_dir.is_some() && cluster {
@@ -246,6 +230,14 @@ fn config_of(args: &RunArgs, plan: &Plan, workers: usize) -> Result<TimelyConfig
         .ok()
         .filter(|&ms| ms > 0)
         .map(Duration::from_millis);
+    config.processing_time = plan.spec.time == TimeDomain::ProcessingTime;
+    if let Ok(step) = std::env::var("WINDOWCTL_CHUNK_CLOCK_MS") {
+        // For tests: chunk `c` at `c * step` ms of processing time, whatever the clock says.
+        let step = step
+            .parse()
+            .map_err(|e| anyhow!("WINDOWCTL_CHUNK_CLOCK_MS: {e}"))?;
+        config.chunk_clock = window_timely::clock::ChunkClock::PerChunk(step);
+    }
     if let Ok(bytes) = std::env::var("WINDOWCTL_CHUNK_BYTES") {
         // For tests: small chunks make many chunk boundaries in a small input.
         config.chunk_bytes = bytes

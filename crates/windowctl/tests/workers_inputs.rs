@@ -349,3 +349,186 @@ fn a_live_socket_with_periodic_watermarks_fires_after_the_interval_while_the_inp
     let all = fs::read_to_string(dir.join("out.csv")).expect("output");
     assert_eq!(all, format!("{fired}k,20,30,10\nk,100,110,1\n"));
 }
+
+/// The chunks `windowctl --workers` cuts `text` into with chunks of `bytes` (the first line end
+/// at or after `bytes` bytes): each line's chunk, for the lines after the header.
+fn chunk_of_lines(text: &str, bytes: usize) -> Vec<u64> {
+    let (mut chunk, mut filled) = (0u64, 0usize);
+    let mut of = Vec::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i > 0 {
+            of.push(chunk);
+        }
+        filled += line.len();
+        if filled >= bytes {
+            chunk += 1;
+            filled = 0;
+        }
+    }
+    of
+}
+
+#[test]
+fn processing_time_windows_under_workers_follow_each_chunks_clock() {
+    // With the clock at 10 ms per chunk (a test hook), a processing-time job over a file is
+    // the same on every run: each element is at its chunk's time, a window fires once a chunk's
+    // clock reaches its end, and the windows still open at the end of the input do not fire
+    // (as on one thread, and in Flink). A naive model of that gives the rows; 1, 2 and 3
+    // workers give them, byte-identical.
+    let dir = scratch("processing");
+    let mut rng = Rng(0x9e0c);
+    let mut text = String::from("event_time_ms,key,value\n");
+    for i in 0..1500 {
+        text.push_str(&format!("{i},k{},{}\n", rng.below(6), rng.below(50)));
+    }
+    fs::write(dir.join("in.csv"), &text).expect("input");
+    let (bytes, step, size) = (300usize, 10i64, 50i64);
+    let chunks = chunk_of_lines(&text, bytes);
+    let last_clock = *chunks.last().expect("lines") as i64 * step;
+    let mut model = std::collections::BTreeMap::<(String, i64), (i64, i64)>::new();
+    for (line, &c) in text.lines().skip(1).zip(&chunks) {
+        let f: Vec<&str> = line.split(',').collect();
+        let start = c as i64 * step / size * size;
+        if start + size <= last_clock {
+            let e = model.entry((f[1].to_string(), start)).or_default();
+            e.0 += f[2].parse::<i64>().expect("value");
+            e.1 += 1;
+        }
+    }
+    let mut want: Vec<String> = model
+        .iter()
+        .map(|((k, s), (sum, n))| format!("{k},{s},{},{sum},{n}", s + size))
+        .collect();
+    want.sort();
+    assert!(want.len() > 50, "{want:?}");
+    let mut first: Option<String> = None;
+    for workers in ["1", "2", "3"] {
+        let mut args = strings(&["--input", "in.csv", "--time", "processing"]);
+        args.extend(strings(&[
+            "--window",
+            "tumbling:50ms",
+            "--agg",
+            "sum,count",
+        ]));
+        args.extend(strings(&["--workers", workers, "--output", "out.csv"]));
+        let env = [
+            ("WINDOWCTL_CHUNK_BYTES", bytes.to_string()),
+            ("WINDOWCTL_CHUNK_CLOCK_MS", step.to_string()),
+        ];
+        let o = windowctl(&dir, &args, &env);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = fs::read_to_string(dir.join("out.csv")).expect("output");
+        let mut rows: Vec<String> = out.lines().skip(1).map(str::to_owned).collect();
+        rows.sort();
+        assert_eq!(rows, want, "--workers {workers}");
+        match &first {
+            None => first = Some(out),
+            Some(f) => assert_eq!(*f, out, "--workers {workers}: not byte-identical"),
+        }
+    }
+}
+
+#[test]
+fn a_continuous_processing_time_trigger_fires_by_the_chunks_clock_on_any_workers() {
+    // Event-time windows of 1 s whose continuous processing-time trigger fires every 20 ms of
+    // processing time (10 ms per chunk here): a window's count as it grows (Flink's
+    // ContinuousProcessingTimeTrigger fires only by its timers, not at the window's end), the
+    // same bytes for 1, 2 and 3 workers.
+    let dir = scratch("continuous");
+    let mut rng = Rng(0xc0);
+    let mut text = String::from("event_time_ms,key,value\n");
+    for i in 0..800 {
+        text.push_str(&format!("{},k{},1\n", i * 3, rng.below(4)));
+    }
+    fs::write(dir.join("in.csv"), &text).expect("input");
+    let job = |extra: &[&str], out: &str| {
+        let mut args = strings(&["--input", "in.csv", "--window", "tumbling:1s"]);
+        args.extend(strings(&["--agg", "count", "--output", out]));
+        args.extend(strings(extra));
+        let env = [
+            ("WINDOWCTL_CHUNK_BYTES", "200".to_string()),
+            ("WINDOWCTL_CHUNK_CLOCK_MS", "10".to_string()),
+        ];
+        let o = windowctl(&dir, &args, &env);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        fs::read_to_string(dir.join(out)).expect("output")
+    };
+    let plain = job(&["--workers", "2"], "plain.csv");
+    let mut first: Option<String> = None;
+    for workers in ["1", "2", "3"] {
+        let args = [
+            "--trigger",
+            "continuous-processing-time:20ms",
+            "--workers",
+            workers,
+        ];
+        let got = job(&args, &format!("w{workers}.csv"));
+        // Each window's counts rise from firing to firing, up to at most its final count.
+        let mut seen = std::collections::BTreeMap::<&str, f64>::new();
+        for row in got.lines().skip(1) {
+            let (window, count) = row.rsplit_once(',').expect("a row");
+            let count: f64 = count.parse().expect("a count");
+            let last = seen.insert(window, count).unwrap_or(0.0);
+            assert!(count > last, "{row} after {last}: {got}");
+            let fin = plain
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{window},")));
+            assert!(
+                count <= fin.expect("fired").parse::<f64>().expect("count"),
+                "{row}"
+            );
+        }
+        assert!(got.lines().count() > 2 * plain.lines().count(), "{got}");
+        match &first {
+            None => first = Some(got),
+            Some(f) => assert_eq!(*f, got, "--workers {workers}: not byte-identical"),
+        }
+    }
+}
+
+#[test]
+fn processing_time_windows_fire_while_a_live_socket_pauses_under_workers() {
+    // The socketTextStream job on two workers: processing-time tumbling windows of 200 ms over
+    // a socket that sends 10 elements, waits, then closes. The windows fire while the input
+    // pauses (the reader cuts an empty chunk when a worker's timer is due), so every element is
+    // counted exactly once in a window fired before the end.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = listener.local_addr().expect("its address").to_string();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("the job connects");
+        for i in 0..10 {
+            writeln!(conn, "{i},k,1").expect("sent");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(700));
+    });
+    let dir = scratch("processing-live");
+    let args = strings(&[
+        "--socket",
+        &addr,
+        "--time",
+        "processing",
+        "--window",
+        "tumbling:200ms",
+        "--agg",
+        "count",
+        "--workers",
+        "2",
+    ]);
+    let o = windowctl(&dir, &args, &[]);
+    server.join().expect("the server ends");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let total: f64 = out
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.rsplit(',')
+                .next()
+                .expect("count")
+                .parse::<f64>()
+                .expect("a number")
+        })
+        .sum();
+    assert_eq!(total, 10.0, "{out}");
+}

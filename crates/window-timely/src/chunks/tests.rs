@@ -245,6 +245,7 @@ fn a_worker_waiting_for_the_input_takes_its_chunk_read_meanwhile() {
             cut: None,
             end: 12,
             watermark: false,
+            clock: 0,
         };
         s.pending.insert(0, chunk);
     }
