@@ -40,7 +40,7 @@ impl JobParts for Parts {
         engine::job::build(&self.spec).expect("the bench's job builds")
     }
 
-    fn reader(&self, bytes: Vec<u8>) -> EventReader {
+    fn reader(&self, _input: usize, bytes: Vec<u8>) -> EventReader {
         EventReader::new(
             Cursor::new(bytes),
             "memory",
@@ -119,7 +119,7 @@ fn run_once(bytes: &Arc<Vec<u8>>, workers: usize) -> Result<(f64, u64, u64, Opti
     let outcome = window_timely::run(
         TimelyConfig::new(workers, 0),
         Arc::new(Parts { spec }),
-        input,
+        vec![input],
         KeyDictionary::shared(),
         Count::default(),
         ErrorPolicy::new(OnError::Fail),

@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use crate::clock::{ChunkClock, Timers, LOOK_AGAIN as LOOK_AT_TIMERS};
 
 /// How often a worker waiting for the input looks whether its chunk was read meanwhile.
-const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_millis(10);
+pub(crate) const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// One chunk of whole lines.
 #[derive(Debug)]
@@ -43,6 +43,12 @@ pub(crate) struct Chunk {
     pub(crate) watermark: bool,
     /// Its processing time: the clock when it was cut, in ms ([`crate::clock`]).
     pub(crate) clock: i64,
+    /// The input it is of (from 0, in the order the job names them; [`crate::merge`]).
+    pub(crate) input: u32,
+    /// Inputs that ended before any chunk of theirs (empty inputs), not yet told.
+    pub(crate) ended_before: Vec<u32>,
+    /// Whether it is its input's last chunk (several inputs: its input ends after it).
+    pub(crate) last: bool,
 }
 
 /// How a chunk was cut, besides its lines.
@@ -428,6 +434,9 @@ impl Chunker {
                     end: s.consumed,
                     watermark: how.watermark,
                     clock: how.clock,
+                    input: 0,
+                    ended_before: Vec::new(),
+                    last: false,
                 },
             );
         }

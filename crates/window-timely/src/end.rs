@@ -152,21 +152,19 @@ pub(crate) fn outcome<O>(
 pub(crate) type ReadSoFar = Arc<Mutex<(u64, u64)>>;
 
 impl HashRead {
-    /// `bytes` hashed as they are read when `cluster` (with the byte count and hash to compare
-    /// at the end), `bytes` as they are otherwise.
-    pub(crate) fn in_cluster(
+    /// `bytes` hashed into `read` as they are read (in a cluster: every input of the process,
+    /// read in one order, into one count and hash), or `bytes` as they are without `read`.
+    pub(crate) fn sharing(
         bytes: Box<dyn BufRead + Send>,
-        cluster: bool,
-    ) -> (Box<dyn BufRead + Send>, Option<ReadSoFar>) {
-        if !cluster {
-            return (bytes, None);
+        read: Option<&ReadSoFar>,
+    ) -> Box<dyn BufRead + Send> {
+        match read {
+            Some(read) => Box::new(HashRead {
+                inner: bytes,
+                read: Arc::clone(read),
+            }),
+            None => bytes,
         }
-        let read = Arc::new(Mutex::new((0u64, crate::cluster::fnv1a(&[]))));
-        let hashed = HashRead {
-            inner: bytes,
-            read: Arc::clone(&read),
-        };
-        (Box::new(hashed), Some(read))
     }
 }
 

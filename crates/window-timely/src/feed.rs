@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use window_io::KeyDictionary;
 
-use crate::chunks::{Chunker, Take};
+use crate::chunks::Take;
 use crate::groups::{owner, GroupOf};
+use crate::merge::Chunks;
 use crate::parse::{self, Element, Summary};
 use crate::{JobParts, Shared, PARSED_AHEAD};
 
@@ -58,7 +59,7 @@ pub(crate) enum Feed<P: JobParts> {
 
 /// What parsing a worker's chunks needs.
 pub(crate) struct Parser<P> {
-    chunker: Arc<Chunker>,
+    chunks: Arc<Chunks>,
     parts: Arc<P>,
     keys: Arc<KeyDictionary>,
     stop: Arc<AtomicBool>,
@@ -77,7 +78,7 @@ impl<P: JobParts> Parser<P> {
     /// A parser of chunks `first`, `first + peers` ...
     fn new(shared: &Shared<P>, first: u64, peers: u64) -> Self {
         Self {
-            chunker: Arc::clone(&shared.chunker),
+            chunks: Arc::clone(&shared.chunks),
             parts: Arc::clone(&shared.parts),
             keys: Arc::clone(&shared.keys),
             stop: Arc::clone(&shared.stop),
@@ -98,13 +99,14 @@ impl<P: JobParts> Parser<P> {
         if self.done || self.stop.load(Ordering::Relaxed) {
             return None;
         }
-        let parsed = match self.chunker.take(self.chunk) {
+        let (taken, input) = self.chunks.take(self.chunk);
+        let parsed = match taken {
             Take::End => None,
             Take::Chunk(c) => {
                 let parts = &self.parts;
                 let times = std::cell::RefCell::new(None);
-                let make = |bytes| {
-                    let reader = parts.reader(bytes);
+                let make = |input, bytes| {
+                    let reader = parts.reader(input, bytes);
                     *times.borrow_mut() = Some(reader.event_times());
                     reader
                 };
@@ -121,7 +123,10 @@ impl<P: JobParts> Parser<P> {
                 }
                 Some(parsed)
             }
-            Take::Failed(message) => Some((Vec::new(), parse::failed_summary(self.chunk, message))),
+            Take::Failed(message) => Some((
+                Vec::new(),
+                parse::failed_summary(self.chunk, input, message),
+            )),
         };
         self.chunk += self.peers;
         self.done = parsed.as_ref().is_none_or(|p| p.1.stop);

@@ -35,7 +35,9 @@
 //! **Checkpoints** ([`run_checkpointed`], [`cut`]): a cut after a chunk, per key group, that a
 //! run with any number of workers resumes from. **Processing time** ([`clock`]): one clock
 //! reading per chunk, taken by the chunk reader, drives every worker. `docs/scale-out.md` says
-//! what runs here and what does not yet (several inputs, checkpoints of several processes).
+//! what runs here and what does not yet (checkpoints of several processes or inputs).
+//! **Several inputs** (module `merge`): their chunks merged in event time, the watermark the least
+//! of the inputs'.
 
 #![forbid(unsafe_code)]
 
@@ -49,6 +51,7 @@ mod feed;
 mod gather;
 pub mod groups;
 mod live;
+mod merge;
 mod parse;
 mod rows;
 mod sink;
@@ -74,8 +77,8 @@ pub use cluster::Cluster;
 pub use cut::{Checkpointing, Cut};
 pub use worker::{Describe, FinalSteps};
 
-use chunks::{Chunker, Share};
-use end::{end_of_worker_run, outcome, send_halt, HashRead, WorkerEnd};
+use chunks::Share;
+use end::{end_of_worker_run, outcome, send_halt, WorkerEnd};
 use feed::{Feed, Part};
 use groups::{GroupOf, KeyGroups};
 use parse::{Element, Summary};
@@ -206,6 +209,9 @@ pub enum TimelyError {
     /// A checkpoint could not be taken, or the one to resume from could not be restored.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// The inputs given cannot run together (none; a live one among several).
+    #[error("{0}")]
+    Inputs(String),
 }
 
 /// What a job needs on every worker: its computation and how to read its input.
@@ -215,8 +221,9 @@ pub trait JobParts: Send + Sync + 'static {
         + 'static;
     /// A new computation of the job (one per worker).
     fn computation(&self) -> Self::Computation;
-    /// A reader over a chunk's bytes (a CSV header line in front where the input has one).
-    fn reader(&self, bytes: Vec<u8>) -> window_io::EventReader;
+    /// A reader over the bytes of a chunk of input `input` (from 0, in the order the job gives
+    /// them; a CSV header line in front where the input has one).
+    fn reader(&self, input: usize, bytes: Vec<u8>) -> window_io::EventReader;
     /// How the worker reports an element the computation rejected.
     fn describe(&self) -> Describe;
     /// How the final watermark may go to `i64::MAX` in steps, so that the windows still open
@@ -300,9 +307,10 @@ pub struct Outcome<O> {
     pub interrupted: bool,
 }
 
-/// Runs the job of `parts` over `input` on `config.workers` threads, writing to `output` on
-/// worker 0 with bad records to `policy`; keys are interned in `keys` (shared by the workers,
-/// and by `output` for their texts). Event time, one input, a watermark after every element.
+/// Runs the job of `parts` over `inputs` (at least one; several are merged in event time,
+/// module `merge`) on `config.workers` threads, writing to `output` on worker 0 with bad records to
+/// `policy`; keys are interned in `keys` (shared by the workers, and by `output` for their
+/// texts).
 ///
 /// # Errors
 /// [`TimelyError::Timely`] when the workers cannot start or one panicked; every other way a job
@@ -310,7 +318,7 @@ pub struct Outcome<O> {
 pub fn run<P, O>(
     config: TimelyConfig,
     parts: Arc<P>,
-    input: TimelyInput,
+    inputs: Vec<TimelyInput>,
     keys: Arc<KeyDictionary>,
     output: O,
     policy: ErrorPolicy,
@@ -319,21 +327,22 @@ where
     P: JobParts,
     O: WindowOutput<KeyId, AnyWindow, Number, JobResult> + Send + 'static,
 {
-    run_checkpointed(config, parts, input, keys, output, policy, None)
+    run_checkpointed(config, parts, inputs, keys, output, policy, None)
 }
 
 /// [`run`], with checkpoints ([`cut`]): resumed from `checkpoints.resume` if given (the input
 /// is read from the byte after the cut, each worker restores the key groups it owns; `keys`
 /// must be the dictionary of the checkpoint, every key with its id of then), and a cut handed
-/// to `checkpoints.write` every `checkpoints.interval`. One process only.
+/// to `checkpoints.write` every `checkpoints.interval`. One process, one input.
 ///
 /// # Errors
 /// As [`run`]; [`TimelyError::Checkpoint`] when the cut was taken with another number of key
-/// groups, or the input cannot be read up to it.
+/// groups, or the input cannot be read up to it, or there are several inputs;
+/// [`TimelyError::Inputs`] for no input, or a live one among several.
 pub fn run_checkpointed<P, O>(
     config: TimelyConfig,
     parts: Arc<P>,
-    mut input: TimelyInput,
+    mut inputs: Vec<TimelyInput>,
     keys: Arc<KeyDictionary>,
     output: O,
     policy: ErrorPolicy,
@@ -348,14 +357,17 @@ where
         Some(c) => (c.resume, Some(c.interval), Some(c.write)),
         None => (None, None, None),
     };
+    merge::check_inputs(&inputs, interval.is_some())?;
+    let groups = config.key_groups.max(1);
     if let Some(cut) = &resume {
-        cut::prepare_resume(cut, config.key_groups.max(1), parts.as_ref(), &mut input)?;
+        cut::prepare_resume(cut, groups, parts.as_ref(), &mut inputs[0])?;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let fail = policy.on_error == window_io::OnError::Fail;
-    let mut state = SinkState::new(output, policy, input.name.clone(), Arc::clone(&stop));
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let mut state = SinkState::new(output, policy, names.clone(), Arc::clone(&stop));
     state.checkpoint = write;
-    state.live = input.live;
+    state.live = inputs.iter().any(|i| i.live);
     let pool = feed::Pools::default();
     let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool.rows), workers)?;
     let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
@@ -366,36 +378,30 @@ where
     let first_chunk = resume.as_ref().map_or(0, |c| c.chunk + 1);
     let timers = Arc::new(clock::Timers::new(workers));
     // In a cluster, every process hashes every byte it reads, compared at the end.
-    let (bytes, read) = HashRead::in_cluster(input.bytes, config.cluster.is_some());
-    let chunker = Chunker::new(
-        bytes,
-        config.chunk_bytes,
-        input.csv_delimiter,
-        input.csv_header,
+    let read = config
+        .cluster
+        .is_some()
+        .then(|| Arc::new(Mutex::new((0u64, cluster::fnv1a(&[])))));
+    let how = merge::How {
+        config: &config,
         share,
-    )
-    .with_watermarks(config.watermark_interval)
-    .with_clock(config.chunk_clock, input.live.then(|| Arc::clone(&timers)))
-    .live_if(input.live);
-    let chunker = Arc::new(cut::chunker(chunker, interval, resume.as_ref()));
-    let cuts = interval.map(|_| {
-        Arc::new(cut::Cuts::new(
-            Arc::clone(&chunker),
-            workers,
-            config.key_groups.max(1),
-        ))
-    });
-    let name: Arc<str> = Arc::from(input.name.as_str());
+        timers: &timers,
+        read: read.as_ref(),
+        interval,
+        resume: resume.as_ref(),
+    };
+    let (chunks, cuts) = merge::chunks(inputs, &parts, &how);
+    let names = names.iter().map(|n| Arc::from(n.as_str())).collect();
     let interrupted = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared {
         interrupted: Arc::clone(&interrupted),
         parts,
-        chunker,
+        chunks: Arc::new(chunks),
         keys,
         stop,
         to_sink: to_sink.clone(),
         pool,
-        name,
+        names,
         delay: config.out_of_orderness,
         periodic: config.watermark_interval.is_some(),
         processing: config.processing_time,
@@ -436,14 +442,15 @@ struct Shared<P> {
     /// Set once [`JobParts::interrupted`] said so.
     interrupted: Arc<AtomicBool>,
     parts: Arc<P>,
-    chunker: Arc<Chunker>,
+    chunks: Arc<merge::Chunks>,
     keys: Arc<KeyDictionary>,
     stop: Arc<AtomicBool>,
     /// To the writer thread (worker 0's writer sends).
     to_sink: crossbeam_channel::Sender<ToSink>,
     /// Row blocks the writer thread emptied, element buffers the workers did.
     pool: feed::Pools,
-    name: Arc<str>,
+    /// The inputs' names in messages, by index.
+    names: Vec<Arc<str>>,
     delay: i64,
     /// Periodic watermarks ([`TimelyConfig::watermark_interval`]).
     periodic: bool,
@@ -565,7 +572,7 @@ fn window_worker<P: JobParts>(
         groups,
         shared.delay,
         shared.parts.describe(),
-        Arc::clone(&shared.name),
+        shared.names.clone(),
         index as u32,
     );
     window.periodic = shared.periodic;

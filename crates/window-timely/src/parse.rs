@@ -70,15 +70,22 @@ pub(crate) struct Summary {
     pub(crate) watermark: bool,
     /// Its processing time, in ms ([`crate::clock`]).
     pub(crate) clock: i64,
+    /// The input it is of ([`crate::merge`]).
+    pub(crate) input: u32,
+    /// Inputs that ended before it, having no chunk (each told once).
+    pub(crate) ended_before: Vec<u32>,
+    /// Whether its input ends after it (several inputs).
+    pub(crate) last: bool,
     /// In a cluster: a process stopped here on its own (its output failed, a signal), with
     /// its index and why. The chunk has nothing else; every worker of every process stops at it
     /// as at a failed chunk, so that none waits for chunks that process will not send.
     pub(crate) halt: Option<(u32, String)>,
 }
 
-/// Builds a reader over a chunk's bytes (header line in front), as the job reads its input:
-/// format, fields, time unit, delimiter ([`crate::JobParts::reader`]).
-pub(crate) type MakeReader<'a> = dyn Fn(Vec<u8>) -> EventReader + 'a;
+/// Builds a reader over a chunk's bytes (header line in front), as the job reads the chunk's
+/// input (its index, the bytes): format, fields, time unit, delimiter
+/// ([`crate::JobParts::reader`]).
+pub(crate) type MakeReader<'a> = dyn Fn(usize, Vec<u8>) -> EventReader + 'a;
 
 /// Parses `chunk` with a reader of `make`, its keys interned in `dictionary` through the
 /// worker's cache `keys`, into `elements` (an emptied buffer); `fail` when the first bad record
@@ -92,11 +99,12 @@ pub(crate) fn parse(
     fail: bool,
 ) -> (Vec<Element>, Summary) {
     let prepended = u64::from(!chunk.header.is_empty());
+    let input = chunk.input as usize;
     let lines = physical_lines(&chunk.lines);
     let mut bytes = chunk.header;
     bytes.extend_from_slice(&chunk.lines);
     let cache = std::mem::replace(keys, KeyCache::new(Arc::clone(dictionary)));
-    let mut reader = make(bytes);
+    let mut reader = make(input, bytes);
     if !chunk.columns_from.is_empty() {
         reader = reader.with_csv_columns_from(&chunk.columns_from);
     }
@@ -113,6 +121,9 @@ pub(crate) fn parse(
         end: chunk.end,
         watermark: chunk.watermark,
         clock: chunk.clock,
+        input: chunk.input,
+        ended_before: chunk.ended_before,
+        last: chunk.last,
         halt: None,
     };
     elements.clear();
@@ -169,8 +180,8 @@ fn physical_lines(bytes: &[u8]) -> u64 {
     ends + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 
-/// The summary of a chunk whose read failed.
-pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
+/// The summary of chunk `chunk`, where reading input `input` failed.
+pub(crate) fn failed_summary(chunk: u64, input: u32, message: String) -> Summary {
     Summary {
         chunk,
         rises: Vec::new(),
@@ -183,6 +194,9 @@ pub(crate) fn failed_summary(chunk: u64, message: String) -> Summary {
         end: 0,
         watermark: false,
         clock: i64::MIN,
+        input,
+        ended_before: Vec::new(),
+        last: false,
         halt: None,
     }
 }
@@ -193,6 +207,6 @@ pub(crate) fn halt_summary(chunk: u64, process: u32, why: String) -> Summary {
     Summary {
         errors: Vec::new(),
         halt: Some((process, why)),
-        ..failed_summary(chunk, String::new())
+        ..failed_summary(chunk, 0, String::new())
     }
 }

@@ -57,10 +57,15 @@ pub(crate) struct Dense {
 /// A rare row's payload.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum Rare {
-    /// A bad record or a rejected element, for the error policy; or a failed read.
-    Error(ChunkError),
-    /// An element the computation cannot go on with: the job stops here.
-    ElementFailed { message: String, line: u64 },
+    /// A bad record or a rejected element of an input (its index), for the error policy; or
+    /// a failed read.
+    Error(u32, ChunkError),
+    /// An element of input `input` the computation cannot go on with: the job stops here.
+    ElementFailed {
+        message: String,
+        line: u64,
+        input: u32,
+    },
 }
 
 /// One worker's rows of one chunk (or final step), in the canonical order.
@@ -288,7 +293,7 @@ impl Rows {
                 return Taken::Late(row.key, timestamp, value, watermark);
             }
             Kind::Rare => {
-                let empty = Rare::Error(ChunkError::Failed(String::new()));
+                let empty = Rare::Error(0, ChunkError::Failed(String::new()));
                 return Taken::Rare(std::mem::replace(&mut self.rare[row.value as usize], empty));
             }
         };

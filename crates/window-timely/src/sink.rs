@@ -24,7 +24,8 @@ use crate::{TimelyError, SINK_AHEAD};
 pub(crate) struct SinkState<O> {
     pub(crate) out: O,
     pub(crate) policy: ErrorPolicy,
-    source_name: String,
+    /// The inputs' names in messages, by index.
+    source_names: Vec<String>,
     /// Why the job stopped early, if it did; rows after that are not written.
     pub(crate) failure: Option<TimelyError>,
     /// Set when the job stops early, so that the workers stop reading.
@@ -43,18 +44,26 @@ where
     pub(crate) fn new(
         out: O,
         policy: ErrorPolicy,
-        source_name: String,
+        source_names: Vec<String>,
         stop: Arc<AtomicBool>,
     ) -> Self {
         Self {
             out,
             policy,
-            source_name,
+            source_names,
             failure: None,
             stop,
             checkpoint: None,
             live: false,
         }
+    }
+
+    /// Input `input`'s name in messages.
+    fn source_name(&self, input: u32) -> String {
+        self.source_names
+            .get(input as usize)
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn fail(&mut self, e: TimelyError) {
@@ -162,20 +171,24 @@ where
     /// Writes a bad record, a failed read or a failed element.
     fn write_rare(&mut self, rare: Rare) {
         match rare {
-            Rare::Error(ChunkError::Record(err)) => {
+            Rare::Error(_, ChunkError::Record(err)) => {
                 if let Err(e) = self.policy.handle(*err) {
                     self.fail(TimelyError::Input(e));
                 }
             }
-            Rare::Error(ChunkError::Failed(message) | ChunkError::ReadFailed(message)) => {
-                let source_name = self.source_name.clone();
+            Rare::Error(input, ChunkError::Failed(message) | ChunkError::ReadFailed(message)) => {
+                let source_name = self.source_name(input);
                 self.fail(TimelyError::Source {
                     source_name,
                     message,
                 });
             }
-            Rare::ElementFailed { message, line } => {
-                let source_name = self.source_name.clone();
+            Rare::ElementFailed {
+                message,
+                line,
+                input,
+            } => {
+                let source_name = self.source_name(input);
                 self.fail(TimelyError::Element {
                     message,
                     source_name,

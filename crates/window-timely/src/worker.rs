@@ -21,6 +21,7 @@ use window_job::JobResult;
 
 use crate::cut::{Cut, Part};
 use crate::groups::KeyGroups;
+use crate::merge::Positions;
 use crate::parse::{ChunkError, Element, Summary};
 use crate::rows::{Dense, Kind, Rare, Rows};
 
@@ -355,7 +356,6 @@ pub type Describe =
 /// One worker's computations (one per key group it owns) and where it stands in the input.
 pub(crate) struct WindowWorker<C> {
     comp: KeyGroups<C>,
-    delay: i64,
     /// The maximum event time so far (of every worker's elements).
     max: Option<i64>,
     /// The watermark applied last.
@@ -366,11 +366,12 @@ pub(crate) struct WindowWorker<C> {
     /// A processing-time job: no watermark (the file's times are not event time), and no
     /// final watermark at the end, as on one thread; the clock of each chunk drives it.
     pub(crate) processing: bool,
-    /// Lines of the chunks done.
-    lines_before: u64,
+    /// Where the worker stands in each input (lines, watermarks, ends).
+    inputs: Positions,
+    /// The input of the chunk processed last.
+    last_input: u32,
     pub(crate) out: Tagger,
     describe: Describe,
-    source_name: Arc<str>,
     /// Whether this worker passes the chunks' bad records on (one worker does).
     reporter: bool,
     /// Whether the job stopped (a fatal error, or failing on bad input).
@@ -389,27 +390,26 @@ impl<C> WindowWorker<C>
 where
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
 {
-    /// A worker running the key groups `comp`, with a watermark `delay` ms behind the maximum
-    /// event time.
+    /// A worker running the key groups `comp` over the inputs named `names`, each with a
+    /// watermark `delay` ms behind its maximum event time.
     pub(crate) fn new(
         comp: KeyGroups<C>,
         delay: i64,
         describe: Describe,
-        source_name: Arc<str>,
+        names: Vec<Arc<str>>,
         worker: u32,
     ) -> Self {
         let reporter = worker == 0;
         Self {
             comp,
-            delay,
             max: None,
             watermark: i64::MIN,
             periodic: false,
             processing: false,
-            lines_before: 0,
+            inputs: Positions::new(names, delay),
+            last_input: 0,
             out: Tagger::new(worker),
             describe,
-            source_name,
             reporter,
             stopped: false,
             rejected: 0,
@@ -438,7 +438,7 @@ where
             rejected: self.rejected,
             global: self.reporter.then_some((
                 self.events,
-                self.lines_before,
+                self.inputs.lines_before(0),
                 self.max,
                 self.watermark,
             )),
@@ -473,7 +473,8 @@ where
         }
         self.max = cut.max;
         self.watermark = cut.watermark;
-        self.lines_before = cut.lines;
+        self.inputs.set_lines_before(0, cut.lines);
+        self.inputs.restore_first(cut.max, cut.watermark);
         if self.reporter {
             self.events = cut.events;
             self.rejected = cut.rejected;
@@ -489,7 +490,11 @@ where
             pos: 0,
             sub: 0,
         });
-        self.out.push_rare(Rare::ElementFailed { message, line: 0 });
+        self.out.push_rare(Rare::ElementFailed {
+            message,
+            line: 0,
+            input: 0,
+        });
         self.stopped = true;
     }
 
@@ -498,20 +503,24 @@ where
         &self.comp
     }
 
-    /// Raises the maximum event time to `t` and, with a watermark after every element, applies
-    /// the watermark step it makes, if any.
-    fn rise(&mut self, t: i64) {
+    /// Raises input `input`'s maximum event time to `t` and, with a watermark after every
+    /// element, applies the watermark step it makes, if any.
+    fn rise(&mut self, input: u32, t: i64) {
         self.max = Some(self.max.map_or(t, |m| m.max(t)));
+        self.inputs.rise(input, t);
         if !self.periodic && !self.processing {
+            self.inputs.report(Some(input));
             self.emit_watermark();
         }
     }
 
-    /// Applies the step to the watermark the maximum event time gives, if it rises
-    /// (Flink's `BoundedOutOfOrdernessWatermarks`: the maximum minus the delay, minus 1).
+    /// Applies the step to the operator's watermark, if it rises: the least watermark the
+    /// inputs not ended reported ([`Positions::combined`]; with one input, its maximum event
+    /// time less the delay, less 1: Flink's `BoundedOutOfOrdernessWatermarks`).
     fn emit_watermark(&mut self) {
-        let Some(max) = self.max else { return };
-        let w = time::sub(time::sub(max, self.delay), 1);
+        let Some(w) = self.inputs.combined() else {
+            return;
+        };
         if w > self.watermark {
             self.watermark = w;
             self.out.set_order(Order {
@@ -526,7 +535,7 @@ where
 
     /// The input's line of a chunk's line `local` (chunks before counted, header left out).
     fn line(&self, s: &Summary, local: u64) -> u64 {
-        self.lines_before + local.saturating_sub(s.prepended)
+        self.inputs.lines_before(s.input) + local.saturating_sub(s.prepended)
     }
 
     /// Passes bad record `error` at element place `pos` on (the reporter only).
@@ -547,8 +556,8 @@ where
             // As the one-reader runtime's reader says it: on the line after the last one read.
             ChunkError::ReadFailed(m) => ChunkError::Failed(
                 InputError {
-                    source_name: self.source_name.to_string(),
-                    line: self.lines_before + 1,
+                    source_name: self.inputs.name(s.input).to_string(),
+                    line: self.inputs.lines_before(s.input) + 1,
                     field: None,
                     message: format!("read error: {m}"),
                     raw: Vec::new(),
@@ -558,7 +567,7 @@ where
                 .to_string(),
             ),
         };
-        self.out.push_rare(Rare::Error(error));
+        self.out.push_rare(Rare::Error(s.input, error));
     }
 
     /// Processes element `e` of chunk `s` (one of this worker's keys).
@@ -582,14 +591,15 @@ where
             | ElementError::TimestampOutOfRange { .. }
             | ElementError::InvalidDynamicGap { .. } => {
                 self.rejected += 1;
-                let err = (self.describe)(&r, &self.source_name, line, e.timestamp);
+                let err = (self.describe)(&r, self.inputs.name(s.input), line, e.timestamp);
                 self.out
-                    .push_rare(Rare::Error(ChunkError::Record(Box::new(err))));
+                    .push_rare(Rare::Error(s.input, ChunkError::Record(Box::new(err))));
             }
             error => {
                 self.out.push_rare(Rare::ElementFailed {
                     message: error.to_string(),
                     line,
+                    input: s.input,
                 });
                 self.stopped = true;
             }
@@ -612,7 +622,14 @@ where
         } else {
             no_errors
         };
+        self.last_input = s.input;
         self.advance_clock(s.clock);
+        for &i in &s.ended_before {
+            self.inputs.end(i);
+        }
+        if !s.ended_before.is_empty() && !self.processing {
+            self.emit_watermark();
+        }
         // Merged in the one-worker order: a bad record read before element `i` is (i, 0),
         // element `i` is (i, 1), the step element `i` makes is (i, 2).
         let (mut r, mut b, mut n) = (0, 0, 0);
@@ -639,13 +656,24 @@ where
                     }
                 }
                 _ => {
-                    self.rise(s.rises[r].1);
+                    self.rise(s.input, s.rises[r].1);
                     r += 1;
                 }
             }
         }
-        if self.periodic && s.watermark && !self.stopped && !self.processing {
-            self.emit_watermark();
+        // Its input's end (several inputs), and a periodic watermark after a marked chunk: one
+        // step, as the single-threaded runtime takes both after the batch.
+        if s.last {
+            self.inputs.end(s.input);
+        }
+        if !self.stopped && !self.processing {
+            let mark = self.periodic && s.watermark;
+            if mark {
+                self.inputs.report(None);
+            }
+            if mark || s.last {
+                self.emit_watermark();
+            }
         }
         // Every group at the watermark (they emit nothing): exact state for the limit and for a
         // checkpoint after this chunk.
@@ -653,7 +681,8 @@ where
         self.comp.catch_up(&mut self.out);
         debug_assert_eq!(rows, self.out.rows.len(), "a group fired while catching up");
         self.check_held();
-        self.lines_before += s.lines;
+        let lines = self.inputs.lines_before(s.input) + s.lines;
+        self.inputs.set_lines_before(s.input, lines);
         if self.reporter {
             self.events += u64::from(s.elements);
         }
@@ -706,7 +735,8 @@ where
                     held.windows,
                     held.elements
                 ),
-                line: self.lines_before,
+                line: self.inputs.lines_before(self.last_input),
+                input: self.last_input,
             });
             self.stopped = true;
         }

@@ -42,12 +42,17 @@ impl Ticker {
         Ticker { done, thread, bar }
     }
 
-    /// A ticker for the bytes `progress` counts, when a bar is wanted (not `--no-progress`,
-    /// stderr a terminal); `None` otherwise.
-    pub(crate) fn for_input(no_progress: bool, progress: engine::io::Progress) -> Option<Ticker> {
+    /// A ticker for the bytes the inputs' `progress` handles count, of their total size where
+    /// every one's is known, when a bar is wanted (not `--no-progress`, stderr a terminal);
+    /// `None` otherwise.
+    pub(crate) fn for_inputs(
+        no_progress: bool,
+        progress: Vec<engine::io::Progress>,
+    ) -> Option<Ticker> {
         wanted(no_progress).then(|| {
-            let bar = bar(progress.total_bytes());
-            Ticker::start(bar, move || progress.bytes_read())
+            let total = progress.iter().map(engine::io::Progress::total_bytes).sum();
+            let bar = bar(total);
+            Ticker::start(bar, move || progress.iter().map(|p| p.bytes_read()).sum())
         })
     }
 }

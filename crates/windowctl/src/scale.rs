@@ -35,16 +35,12 @@ use crate::summary::{summary, Facts};
 /// how to report a rejected element.
 struct Parts {
     spec: JobSpec,
-    name: String,
-    format: InputFormat,
+    /// Each input's name, format and how a CSV chunk's header is told, in the job's order.
+    inputs: Vec<PartInput>,
     fields: FieldNames,
     reads: FieldUse,
     time_unit: TimeUnit,
     delimiter: engine::io::Delimiter,
-    /// How a CSV chunk's header is told: `--no-header` (absent), a socket's (detected: its
-    /// first line is the header where it names the time field, as the one-reader runtime tells
-    /// it), a file's (required).
-    header: CsvHeader,
     /// Makes the reporter of rejected elements (the one-worker runtime's, per worker).
     describe: Box<dyn Fn() -> Describe + Send + Sync>,
     /// `--max-window-states`.
@@ -55,6 +51,16 @@ struct Parts {
     times: EventTimes,
 }
 
+/// How one input of the job is read.
+struct PartInput {
+    name: String,
+    format: InputFormat,
+    /// How a CSV chunk's header is told: `--no-header` (absent), a socket's (detected: its
+    /// first line is the header where it names the time field, as the one-reader runtime tells
+    /// it), a file's (required).
+    header: CsvHeader,
+}
+
 impl JobParts for Parts {
     type Computation = Computation<engine::io::KeyId>;
 
@@ -63,17 +69,18 @@ impl JobParts for Parts {
         engine::job::build(&self.spec).expect("the planned job builds")
     }
 
-    fn reader(&self, bytes: Vec<u8>) -> EventReader {
+    fn reader(&self, input: usize, bytes: Vec<u8>) -> EventReader {
+        let i = &self.inputs[input];
         let reader = EventReader::new(
             Cursor::new(bytes),
-            self.name.clone(),
-            self.format,
+            i.name.clone(),
+            i.format,
             self.fields.clone(),
         )
         .reading(self.reads)
         .with_time_unit(self.time_unit)
         .with_delimiter(self.delimiter);
-        match self.header {
+        match i.header {
             CsvHeader::Required => reader,
             mode => reader.with_csv_header(mode),
         }
@@ -111,8 +118,21 @@ impl JobParts for Parts {
 
 /// Refuses what the timely runtime does not run yet, naming the flag.
 fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
-    if plan.inputs.len() != 1 {
-        bail!("--workers runs jobs of one input (several inputs are not aligned across workers yet); drop --workers or give one --input");
+    if plan.inputs.len() > 1 {
+        if let Some((spec, _)) = plan
+            .inputs
+            .iter()
+            .find(|(s, _)| !matches!(s, InputSpec::File(_)))
+        {
+            bail!(
+                "--workers merges several inputs in event time, which runs on files only ({} is \
+                 a live input); drop --workers, or give files",
+                spec.source_name()
+            );
+        }
+        if args.checkpoint_dir.is_some() {
+            bail!("--checkpoint-dir does not run with several inputs under --workers yet; drop --checkpoint-dir or --workers, or give one input");
+        }
     }
     let cluster = args.processes.is_some() || args.process.is_some() || args.hostfile.is_some();
     if args.checkpoint_dir.is_some() && cluster {
@@ -139,13 +159,6 @@ pub(crate) fn run_timely(
     let interrupted: Box<dyn Fn() -> bool + Send + Sync> = Box::new(move || asked().is_some());
     check(args, plan).map_err(crate::run::Usage::from)?;
     let config = config_of(args, plan, workers)?;
-    let (spec, format) = &plan.inputs[0];
-    if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
-        bail!(
-            "--input -: standard input is closed (the job was started with <&-), which would \
-             read as an empty input; give --input FILE or redirect a file"
-        );
-    }
     let mut resumable = match &args.checkpoint_dir {
         Some(dir) => match scale_checkpoint::open(plan, dir, &args.checkpoint_interval)? {
             Some(r) => Some(r),
@@ -157,36 +170,16 @@ pub(crate) fn run_timely(
     let keys = resumable
         .as_ref()
         .map_or_else(KeyDictionary::shared, |r| Arc::clone(&r.keys));
-    let (bytes, progress) = open_bytes(spec)?;
-    let name = spec.source_name();
-    let header = if plan.no_header {
-        CsvHeader::Absent
-    } else if matches!(spec, InputSpec::Socket(_)) {
-        CsvHeader::Detect
-    } else {
-        CsvHeader::Required
-    };
-    let input = TimelyInput {
-        name: name.clone(),
-        bytes,
-        csv_delimiter: (*format == InputFormat::Csv).then(|| plan.delimiter.byte()),
-        // A socket's first line, header or not, goes to every later chunk's reader, which
-        // tells it as the first chunk's reader does and takes its columns from it.
-        csv_header: *format == InputFormat::Csv && header == CsvHeader::Required,
-        // stdin, a pipe: of unknown size (a file's is known, also a `.gz` one's).
-        live: progress.total_bytes().is_none(),
-    };
+    let (inputs, read_by, progress) = open_inputs(plan)?;
     let describe_plan = Arc::new(plan.clone());
     let describe_keys = Arc::clone(&keys);
     let parts = Arc::new(Parts {
         spec: plan.spec.clone(),
-        name,
-        format: *format,
+        inputs: read_by,
         fields: plan.fields.clone(),
         reads: plan.reads,
         time_unit: plan.time_unit,
         delimiter: plan.delimiter,
-        header,
         describe: Box::new(move || rejection_report(&describe_plan, Arc::clone(&describe_keys))),
         max_held: plan.spec.max_window_states,
         interrupted,
@@ -194,7 +187,7 @@ pub(crate) fn run_timely(
     });
     let started = Instant::now();
     if config.cluster.as_ref().is_some_and(|c| c.process != 0) {
-        return run_peer(plan, config, parts, input, keys, signal.as_ref());
+        return run_peer(plan, config, parts, inputs, keys, signal.as_ref());
     }
     let state_line = match &config.cluster {
         None => format!("workers: {workers} (timely dataflow, one process)"),
@@ -208,13 +201,58 @@ pub(crate) fn run_timely(
         plan,
         config,
         parts,
-        input,
+        inputs,
         keys,
         started,
         state_line,
-        progress: crate::progress::Ticker::for_input(args.no_progress, progress),
+        progress: crate::progress::Ticker::for_inputs(args.no_progress, progress),
     };
     run_writer(run, resumable.as_mut(), signal.as_ref())
+}
+
+/// Opens the job's inputs: each one's bytes for the runtime, how its chunks are read, and its
+/// progress handle.
+///
+/// # Errors
+/// A closed stdin; an input that cannot be opened.
+fn open_inputs(
+    plan: &Plan,
+) -> Result<(Vec<TimelyInput>, Vec<PartInput>, Vec<engine::io::Progress>)> {
+    let (mut inputs, mut read_by, mut progress) = (Vec::new(), Vec::new(), Vec::new());
+    for (spec, format) in &plan.inputs {
+        if matches!(spec, InputSpec::Stdin) && stdin_was_closed() {
+            bail!(
+                "--input -: standard input is closed (the job was started with <&-), which \
+                 would read as an empty input; give --input FILE or redirect a file"
+            );
+        }
+        let (bytes, handle) = open_bytes(spec)?;
+        let header = if plan.no_header {
+            CsvHeader::Absent
+        } else if matches!(spec, InputSpec::Socket(_)) {
+            CsvHeader::Detect
+        } else {
+            CsvHeader::Required
+        };
+        let name = spec.source_name();
+        inputs.push(TimelyInput {
+            name: name.clone(),
+            bytes,
+            csv_delimiter: (*format == InputFormat::Csv).then(|| plan.delimiter.byte()),
+            // A socket's first line, header or not, goes to every later chunk's reader, which
+            // tells it as the first chunk's reader does and takes its columns from it.
+            csv_header: *format == InputFormat::Csv && header == CsvHeader::Required,
+            // stdin, a pipe: of unknown size (a file's is known, also a `.gz` one's).
+            live: handle.total_bytes().is_none(),
+        });
+        read_by.push(PartInput {
+            name,
+            format: *format,
+            header,
+        });
+        progress.push(handle);
+    }
+    Ok((inputs, read_by, progress))
 }
 
 /// The timely runtime's settings for the job: its watermark, chunks, cluster and key groups.
@@ -224,8 +262,9 @@ pub(crate) fn run_timely(
 /// do not describe ([`cluster_of`], a usage error).
 fn config_of(args: &RunArgs, plan: &Plan, workers: usize) -> Result<TimelyConfig> {
     let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
-    // `--idle-timeout` changes nothing with one input (an input idle alone still gives the
-    // watermark: Flink's StatusWatermarkValve), the only kind `--workers` runs.
+    // `--idle-timeout` changes nothing: one input idle alone still gives the watermark (Flink's
+    // StatusWatermarkValve), and several inputs are files merged in event time, none of which
+    // is ever idle behind the others.
     config.watermark_interval = u64::try_from(plan.watermark_interval)
         .ok()
         .filter(|&ms| ms > 0)
@@ -264,7 +303,7 @@ struct Run<'p> {
     plan: &'p Plan,
     config: TimelyConfig,
     parts: Arc<Parts>,
-    input: TimelyInput,
+    inputs: Vec<TimelyInput>,
     keys: Arc<KeyDictionary>,
     started: Instant,
     /// The summary's line about the workers.
@@ -288,7 +327,7 @@ fn run_writer(
         plan,
         config,
         parts,
-        input,
+        inputs,
         keys,
         started,
         state_line,
@@ -312,7 +351,7 @@ fn run_writer(
     let outcome = window_timely::run_checkpointed(
         config,
         parts,
-        input,
+        inputs,
         Arc::clone(&keys),
         sink,
         policy,
@@ -331,7 +370,10 @@ fn run_writer(
     }
     sink.finish()?;
     let facts = Facts {
-        source_name: plan.inputs[0].0.source_name(),
+        source_name: (plan.inputs.iter())
+            .map(|(s, _)| s.source_name())
+            .collect::<Vec<_>>()
+            .join(", "),
         stats: RunStats {
             events: outcome.events,
             rejected: outcome.rejected,
@@ -403,7 +445,7 @@ fn run_peer(
     plan: &Plan,
     config: TimelyConfig,
     parts: Arc<Parts>,
-    input: TimelyInput,
+    inputs: Vec<TimelyInput>,
     keys: Arc<KeyDictionary>,
     signal: &(dyn Fn() -> Option<i32> + Send + Sync),
 ) -> Result<()> {
@@ -411,7 +453,7 @@ fn run_peer(
     let (workers, c) = (config.workers, config.cluster.as_ref());
     let (process, processes) = c.map_or((0, 1), |c| (c.process, c.addresses.len()));
     let policy = ErrorPolicy::new(plan.outputs.on_error);
-    let outcome = window_timely::run(config, parts, input, keys, NoOutput, policy)
+    let outcome = window_timely::run(config, parts, inputs, keys, NoOutput, policy)
         .map_err(|e| anyhow!("{e}"))?;
     if let Some(failure) = outcome.failure {
         return Err(failure_error(failure));
@@ -491,8 +533,8 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
             processes - 1
         );
     }
-    if processes > 1 {
-        match &plan.inputs[0].0 {
+    for (spec, _) in plan.inputs.iter().filter(|_| processes > 1) {
+        match spec {
             InputSpec::Stdin => bail!("--processes: every process reads the whole input, so it cannot be stdin; give --input FILE (the same file on every machine)"),
             spec @ InputSpec::Socket(_) => bail!("--processes: every process reads the whole input, so it cannot be {} (each process would get a stream of its own); give --input FILE (the same file on every machine), or run one process with --workers N", spec.source_name()),
             InputSpec::File(_) => {}
@@ -530,8 +572,8 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
         return Ok(None);
     }
     let job = job_parts(plan, config, processes);
-    // The input's size and first bytes (a file: stdin is refused above); one that cannot be
-    // read is reported when the job opens it.
+    // The first input's size and first bytes (a file: stdin is refused above); one that cannot
+    // be read is reported when the job opens it. (Every input's bytes are compared at the end.)
     let input = match &plan.inputs[0].0 {
         InputSpec::File(path) => InputIdentity::of_file(path).unwrap_or_default(),
         _ => InputIdentity::default(),
@@ -554,14 +596,14 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
 /// the input's path, which may differ between machines, nor the output files, which only
 /// process 0 opens.
 fn job_parts(plan: &Plan, config: &TimelyConfig, processes: usize) -> Vec<(String, String)> {
-    let (_, format) = &plan.inputs[0];
+    let formats: Vec<InputFormat> = plan.inputs.iter().map(|(_, f)| *f).collect();
     let mut spec = plan.spec.clone();
     let late = format!("{:?}", spec.late_data);
     spec.late_data = engine::core::LateDataPolicy::Drop;
     [
         ("late elements (--late-output)", late),
         ("job", format!("{spec:?}")),
-        ("input format", format!("{format:?}")),
+        ("input formats", format!("{formats:?}")),
         ("fields", format!("{:?}", plan.fields)),
         ("fields read", format!("{:?}", plan.reads)),
         ("--time-unit", format!("{:?}", plan.time_unit)),

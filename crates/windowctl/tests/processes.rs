@@ -114,7 +114,7 @@ fn read(dir: &Path, name: &str) -> Option<String> {
 #[test]
 fn two_processes_write_the_one_process_output() {
     let dir = scratch("agree");
-    let jobs: [&[&str]; 5] = [
+    let jobs: [&[&str]; 6] = [
         &[
             "--window",
             "sliding:60ms:20ms",
@@ -148,11 +148,21 @@ fn two_processes_write_the_one_process_output() {
             "--on-error",
             "skip",
         ],
+        // Two inputs, merged in event time by every process alike.
+        &[
+            "--input",
+            "in2.csv",
+            "--window",
+            "tumbling:30ms",
+            "--agg",
+            "sum",
+        ],
     ];
     for (seed, job) in jobs.iter().enumerate() {
         let mut rng = Rng(seed as u64 + 40);
         let bad = job.contains(&"skip");
         fs::write(dir.join("in.csv"), input(&mut rng, 1500, 23, bad)).expect("input");
+        fs::write(dir.join("in2.csv"), input(&mut rng, 900, 7, false)).expect("input 2");
         let mut args: Vec<String> = ["--input", "in.csv", "--out-of-orderness", "8ms"]
             .map(String::from)
             .to_vec();

@@ -278,33 +278,6 @@ fn bad_lines_fail_at_their_line_or_go_to_the_dead_letters_in_order() {
     }
 }
 
-#[test]
-fn jobs_the_timely_runtime_cannot_run_yet_are_refused_naming_the_flag() {
-    let dir = scratch("refused");
-    fs::write(dir.join("in.csv"), "event_time_ms,key,value\n1,a,1\n").expect("input");
-    let cases: [(&[&str], &str); 1] = [(&["--input", "in.csv"], "one input")];
-    for (extra, says) in cases {
-        let mut args: Vec<String> = strings(&[
-            "--input",
-            "in.csv",
-            "--window",
-            "tumbling:5ms",
-            "--agg",
-            "sum",
-            "--workers",
-            "2",
-        ]);
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let o = windowctl(&dir, &args, &[]);
-        assert_eq!(o.status.code(), Some(2), "{extra:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.contains("--workers") && err.contains(says),
-            "{extra:?}: {err}"
-        );
-    }
-}
-
 /// Mends from the fresh-user trial of `--workers` (each failed before its fix).
 #[test]
 fn trial_mends_quotes_failed_reads_and_clock_triggers() {

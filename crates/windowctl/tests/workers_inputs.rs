@@ -532,3 +532,196 @@ fn processing_time_windows_fire_while_a_live_socket_pauses_under_workers() {
         .sum();
     assert_eq!(total, 10.0, "{out}");
 }
+
+/// Lines `time,key,value` from `start` in roughly increasing time, none further behind than
+/// 20 ms (so that no element is late behind its own input's watermark of 30 ms), keys of
+/// `prefix`.
+fn in_time(rng: &mut Rng, start: i64, n: usize, prefix: &str) -> String {
+    let mut text = String::from("event_time_ms,key,value\n");
+    let mut t = start;
+    for _ in 0..n {
+        t += rng.below(4) as i64;
+        let behind = rng.below(20) as i64;
+        text.push_str(&format!(
+            "{},{prefix}{},{}\n",
+            t - behind,
+            rng.below(5),
+            rng.below(100)
+        ));
+    }
+    text
+}
+
+/// `windowctl run` over `inputs` (names in `dir`) with `extra`, chunks of `chunk` bytes; its
+/// output and standard error.
+fn several(
+    dir: &Path,
+    inputs: &[&str],
+    extra: &[&str],
+    chunk: usize,
+    out: &str,
+) -> (String, String) {
+    let mut args = Vec::new();
+    for i in inputs {
+        args.extend(strings(&["--input", i]));
+    }
+    args.extend(strings(&["--window", "sliding:100ms:20ms", "--agg", "sum"]));
+    args.extend(strings(&["--out-of-orderness", "30ms", "--output", out]));
+    args.extend(strings(extra));
+    let o = windowctl(dir, &args, &[("WINDOWCTL_CHUNK_BYTES", chunk.to_string())]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{inputs:?} {extra:?}: {err}");
+    (fs::read_to_string(dir.join(out)).expect("output"), err)
+}
+
+#[test]
+fn several_inputs_are_merged_in_event_time_under_any_number_of_workers() {
+    // Three inputs over the same time span (one of them JSON lines, one with its columns in
+    // another order), and an empty one: no element is behind its own input's watermark, so
+    // the rows are the single-threaded runtime's (as multisets) for any interleaving; 1, 2 and
+    // 3 workers give the same bytes.
+    let dir = scratch("several");
+    let mut rng = Rng(0x5e7e);
+    fs::write(dir.join("a.csv"), in_time(&mut rng, 0, 2000, "a")).expect("a");
+    let b = in_time(&mut rng, 5, 1500, "b");
+    let b: String = b
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("{},{},{}\n", f[2], f[0], f[1])
+        })
+        .collect();
+    fs::write(dir.join("b.csv"), b).expect("b");
+    let c: String = in_time(&mut rng, 11, 1000, "a")
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!(
+                "{{\"event_time_ms\":{},\"key\":\"{}\",\"value\":{}}}\n",
+                f[0], f[1], f[2]
+            )
+        })
+        .collect();
+    fs::write(dir.join("c.jsonl"), c).expect("c");
+    fs::write(dir.join("empty.csv"), "event_time_ms,key,value\n").expect("empty");
+    let inputs = ["a.csv", "b.csv", "empty.csv", "c.jsonl"];
+    let (single, _) = several(&dir, &inputs, &[], 300, "single.csv");
+    assert!(single.lines().count() > 1000, "{single}");
+    for chunk in [300, 5000] {
+        let mut first: Option<String> = None;
+        for workers in ["1", "2", "3"] {
+            let tag = format!("w{workers}c{chunk}.csv");
+            let (got, err) = several(&dir, &inputs, &["--workers", workers], chunk, &tag);
+            assert!(
+                err.contains("a.csv, b.csv, empty.csv, c.jsonl: 4500 events"),
+                "{err}"
+            );
+            assert_eq!(sorted(&got), sorted(&single), "{tag}");
+            match &first {
+                None => first = Some(got),
+                Some(f) => assert_eq!(*f, got, "{tag}: not byte-identical"),
+            }
+        }
+    }
+}
+
+#[test]
+fn inputs_of_different_times_are_read_in_time_order_not_side_by_side() {
+    // Input a holds the first 6 s, input b 4 s later the next 6 s. Read side by side (or a
+    // before b's first chunk), b's elements would all be held until a ends (the watermark is
+    // the least of the inputs': 4,000 held); merged in event time, b's first chunk is read
+    // (the single-threaded runtime reads a batch of each input first), then all of a, then
+    // the rest of b: the state held peaks as for one input of both, with b's first chunk (at
+    // most 2,000 bytes: 200 lines) besides.
+    let dir = scratch("aligned");
+    let mut rng = Rng(0xa119);
+    let a = in_time(&mut rng, 0, 4000, "k");
+    let b = in_time(&mut rng, 10_000, 4000, "k");
+    fs::write(dir.join("a.csv"), &a).expect("a");
+    fs::write(dir.join("b.csv"), &b).expect("b");
+    fs::write(
+        dir.join("ab.csv"),
+        format!("{a}{}", b.split_once('\n').expect("header").1),
+    )
+    .expect("ab");
+    let (one, one_err) = several(&dir, &["ab.csv"], &["--workers", "2"], 2000, "one.csv");
+    let (two, two_err) = several(
+        &dir,
+        &["b.csv", "a.csv"],
+        &["--workers", "2"],
+        2000,
+        "two.csv",
+    );
+    assert_eq!(sorted(&two), sorted(&one));
+    let peak = |err: &str| common::peak_states(err).expect("a peak state line");
+    assert!(
+        peak(&two_err) <= peak(&one_err) + 200,
+        "{two_err}\n{one_err}"
+    );
+}
+
+#[test]
+fn bad_lines_of_a_second_input_name_it_and_its_line() {
+    let dir = scratch("several-bad");
+    fs::write(
+        dir.join("a.csv"),
+        "event_time_ms,key,value\n1,a,1\n5,a,2\n9,a,3\n",
+    )
+    .expect("a");
+    fs::write(
+        dir.join("b.csv"),
+        "event_time_ms,key,value\n2,b,1\n\nx,b,2\n8,b,3\n",
+    )
+    .expect("b");
+    let job = |extra: &[&str]| {
+        let mut args = strings(&["--input", "a.csv", "--input", "b.csv"]);
+        args.extend(strings(&["--window", "tumbling:5ms", "--agg", "count"]));
+        args.extend(strings(extra));
+        windowctl(&dir, &args, &[("WINDOWCTL_CHUNK_BYTES", "10".into())])
+    };
+    let none: &[&str] = &[];
+    for w in [none, &["--workers", "2"]] {
+        let workers = w.last();
+        let o = job(w);
+        assert_eq!(o.status.code(), Some(1), "{workers:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("b.csv:4: field 'event_time_ms'"),
+            "{workers:?}: {err}"
+        );
+        let mut skip = strings(&["--on-error", "skip", "--dead-letter", "dead.csv"]);
+        skip.extend(w.iter().map(|s| s.to_string()));
+        let skip: Vec<&str> = skip.iter().map(String::as_str).collect();
+        let o = job(&skip);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let dead = fs::read_to_string(dir.join("dead.csv")).expect("dead letters");
+        assert!(dead.contains("\nb.csv,4,event_time_ms,"), "{dead}");
+    }
+}
+
+#[test]
+fn several_inputs_with_a_live_one_or_checkpoints_are_refused_under_workers() {
+    let dir = scratch("several-refused");
+    fs::write(dir.join("a.csv"), "event_time_ms,key,value\n1,a,1\n").expect("a");
+    let cases: [&[&str]; 2] = [
+        &["--input", "-"],
+        &[
+            "--input",
+            "a.csv",
+            "--checkpoint-dir",
+            "ck",
+            "--output",
+            "o.csv",
+        ],
+    ];
+    for extra in cases {
+        let mut args = strings(&["--input", "a.csv", "--window", "tumbling:5ms"]);
+        args.extend(strings(&["--workers", "2"]));
+        args.extend(strings(extra));
+        let o = windowctl(&dir, &args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--workers"), "{extra:?}: {err}");
+    }
+}

@@ -246,6 +246,9 @@ fn a_worker_waiting_for_the_input_takes_its_chunk_read_meanwhile() {
             end: 12,
             watermark: false,
             clock: 0,
+            input: 0,
+            ended_before: Vec::new(),
+            last: false,
         };
         s.pending.insert(0, chunk);
     }
