@@ -145,8 +145,9 @@ struct Input {
     /// Set where a live input's read ended with no bytes because a watermark or a timer came
     /// due ([`Chunker::tick_at`]): an empty chunk carries it.
     tick: bool,
-    /// The processing time of the last chunk cut: the timers before it fire with that chunk.
-    last_clock: i64,
+    /// The last chunk cut and its processing time: a worker that has not processed it yet
+    /// fires its timers before that time with it.
+    last_cut: Option<(u64, i64)>,
 }
 
 /// Periodic watermarks of a chunker ([`Chunker::with_watermarks`]).
@@ -254,7 +255,7 @@ impl Chunker {
                 quotes: csv.map(window_io::CsvQuotes::new),
                 periodic: None,
                 tick: false,
-                last_clock: i64::MIN,
+                last_cut: None,
             }),
             chunk_bytes: chunk_bytes.max(1),
             csv,
@@ -302,8 +303,9 @@ impl Chunker {
     }
 
     /// Marks a chunk for a watermark (periodic watermarks, Flink's `autoWatermarkInterval`):
-    /// the first chunk, then the first chunk cut once `interval` has passed (wall clock) since
-    /// the last mark. Where a live input pauses with chunks cut unmarked since the last mark,
+    /// the first chunk cut once `interval` has passed (wall clock) since the start or the last
+    /// mark (as Flink's periodic emitter, and the single-threaded runtime, first emit an
+    /// interval after the start). Where a live input pauses with chunks cut unmarked since the last mark,
     /// an empty chunk, marked, is cut once the interval has passed, as Flink's periodic emitter
     /// emits the watermark of the elements before a pause without waiting for more. The
     /// workers emit the watermark after a marked chunk only: the watermarks all workers apply
@@ -312,7 +314,7 @@ impl Chunker {
     pub(crate) fn with_watermarks(mut self, interval: Option<std::time::Duration>) -> Self {
         self.input.get_mut().periodic = interval.map(|every| Periodic {
             every,
-            last: None,
+            last: Some(Instant::now()),
             owed: false,
         });
         self
@@ -369,8 +371,9 @@ impl Chunker {
                 Some(p) if read.is_ok() && (tick || !lines.is_empty()) => p.mark(!lines.is_empty()),
                 _ => false,
             };
-            let clock = self.clock.read(self.state.lock().next);
-            input.last_clock = clock;
+            let next = self.state.lock().next;
+            let clock = self.clock.read(next);
+            input.last_cut = Some((next, clock));
             let cut = HowCut {
                 tick,
                 watermark,
@@ -486,9 +489,13 @@ impl Chunker {
     /// When a live input that pauses gets an empty chunk: once the watermark owed to chunks cut
     /// unmarked comes due ([`Periodic::owed_at`]), or the earliest processing-time timer of the
     /// workers not fired by the last chunk cut ([`Timers::due_at`]).
-    fn tick_at(&self, periodic: Option<&Periodic>, last_clock: i64) -> Option<Instant> {
+    fn tick_at(
+        &self,
+        periodic: Option<&Periodic>,
+        last_cut: Option<(u64, i64)>,
+    ) -> Option<Instant> {
         let owed = periodic.and_then(Periodic::owed_at);
-        let timer = self.timers.as_ref().and_then(|t| t.due_at(last_clock));
+        let timer = self.timers.as_ref().and_then(|t| t.due_at(last_cut));
         earliest(owed, timer)
     }
 
@@ -519,12 +526,12 @@ impl Chunker {
                         .timers
                         .as_ref()
                         .map(|_| Instant::now() + LOOK_AT_TIMERS);
-                    earliest(self.tick_at(s.periodic.as_ref(), s.last_clock), look)
+                    earliest(self.tick_at(s.periodic.as_ref(), s.last_cut), look)
                 }
             };
             if !live.wait_until(deadline) {
                 if first.is_none() {
-                    let tick = self.tick_at(s.periodic.as_ref(), s.last_clock);
+                    let tick = self.tick_at(s.periodic.as_ref(), s.last_cut);
                     if tick.is_some_and(|t| t <= Instant::now()) {
                         s.tick = true;
                         return Ok(());

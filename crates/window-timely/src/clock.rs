@@ -17,7 +17,7 @@
 //! empty chunk takes the clock to every worker (a timely operator woken by an activation would
 //! read its own clock, not the others').
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use parking_lot::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How often a reader waiting for a live input looks again at the workers' timers (one may have
@@ -53,41 +53,43 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Each worker's earliest processing-time timer (ms; `i64::MAX`: none), posted after each chunk
-/// it processes, for the reader of a live input to cut an empty chunk when one is due.
+/// Each worker's earliest processing-time timer (ms; `i64::MAX`: none) and the chunk after which
+/// it posted it, for the reader of a live input to cut an empty chunk when one is due.
 #[derive(Debug)]
 pub(crate) struct Timers {
-    next: Vec<AtomicI64>,
+    next: Mutex<Vec<(i64, u64)>>,
 }
 
 impl Timers {
     /// Slots for `workers` workers (of this process), none with a timer.
     pub(crate) fn new(workers: usize) -> Self {
         Self {
-            next: (0..workers.max(1))
-                .map(|_| AtomicI64::new(i64::MAX))
-                .collect(),
+            next: Mutex::new(vec![(i64::MAX, 0); workers.max(1)]),
         }
     }
 
-    /// Worker `worker`'s earliest timer is now `next`.
-    pub(crate) fn post(&self, worker: usize, next: Option<i64>) {
-        if let Some(slot) = self.next.get(worker % self.next.len()) {
-            slot.store(next.unwrap_or(i64::MAX), Ordering::Relaxed);
-        }
+    /// Worker `worker`'s earliest timer is now `next`, after it processed chunk `chunk`.
+    pub(crate) fn post(&self, worker: usize, next: Option<i64>, chunk: u64) {
+        let mut slots = self.next.lock();
+        let n = slots.len();
+        slots[worker % n] = (next.unwrap_or(i64::MAX), chunk);
     }
 
-    /// When a reader waiting for bytes cuts an empty chunk for the earliest timer not before
-    /// `covered` (the processing time of the last chunk cut, which fires the timers before it
-    /// on every worker: a worker that has not processed it yet still posts them). A timer at
+    /// When a reader waiting for bytes cuts an empty chunk for the earliest timer that the last
+    /// chunk cut, `last` (its index and processing time), does not fire: a worker fires its
+    /// timers before a chunk's time as it begins the chunk, so a timer posted after an earlier
+    /// chunk, before `last`'s time, fires with `last`; one set while the worker processed
+    /// `last` (a window already past, a timer in the past) needs a chunk of its own. A timer at
     /// `t` fires once processing time is past `t` (at `t + 1`), as Flink's
     /// `SystemProcessingTimeService` runs it once the clock has reached `t`. `None`: no timer.
-    pub(crate) fn due_at(&self, covered: i64) -> Option<Instant> {
+    pub(crate) fn due_at(&self, last: Option<(u64, i64)>) -> Option<Instant> {
+        let fired_by_last = |t: i64, after: u64| last.is_some_and(|(c, at)| c > after && at > t);
         let next = self
             .next
+            .lock()
             .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .filter(|&t| t >= covered && t != i64::MAX)
+            .filter(|&&(t, after)| t != i64::MAX && !fired_by_last(t, after))
+            .map(|&(t, _)| t)
             .min()?;
         let wait = next.saturating_add(1).saturating_sub(now_ms()).max(0);
         Some(Instant::now() + Duration::from_millis(u64::try_from(wait).unwrap_or(0)))
@@ -101,23 +103,26 @@ mod tests {
     #[test]
     fn the_earliest_timer_of_any_worker_is_due_a_millisecond_after_it() {
         let timers = Timers::new(3);
-        assert_eq!(timers.due_at(i64::MIN), None);
+        assert_eq!(timers.due_at(None), None);
         let now = now_ms();
-        timers.post(1, Some(now + 5_000));
-        timers.post(2, Some(now + 60_000));
-        let due = timers.due_at(i64::MIN).expect("a timer");
+        timers.post(1, Some(now + 5_000), 0);
+        timers.post(2, Some(now + 60_000), 0);
+        let due = timers.due_at(None).expect("a timer");
         let wait = due.saturating_duration_since(Instant::now());
         assert!(wait > Duration::from_millis(4_000) && wait <= Duration::from_millis(5_001));
-        // A timer in the past is due now, unless the last chunk cut fires it already.
-        timers.post(0, Some(now - 10));
-        assert!(timers.due_at(i64::MIN).expect("due") <= Instant::now());
-        let later = timers.due_at(now - 9).expect("the next one");
+        // A timer in the past, posted after chunk 3: due now, unless a later chunk cut after a
+        // time past it fires it (its worker has not processed that chunk yet).
+        timers.post(0, Some(now - 10), 3);
+        assert!(timers.due_at(None).expect("due") <= Instant::now());
+        assert!(timers.due_at(Some((3, now))).expect("due") <= Instant::now());
+        assert!(timers.due_at(Some((4, now - 10))).expect("due") <= Instant::now());
+        let later = timers.due_at(Some((4, now - 9))).expect("the next one");
         assert!(later > Instant::now() + Duration::from_millis(4_000));
         // A worker with none posts None.
-        timers.post(0, None);
-        timers.post(1, None);
-        timers.post(2, None);
-        assert_eq!(timers.due_at(i64::MIN), None);
+        timers.post(0, None, 4);
+        timers.post(1, None, 4);
+        timers.post(2, None, 4);
+        assert_eq!(timers.due_at(None), None);
         assert_eq!(ChunkClock::PerChunk(7).read(3), 21);
         assert!(ChunkClock::System.read(0) >= now);
     }

@@ -686,7 +686,7 @@ where
                 window.chunk(&s, &mut mine);
                 ctx.timers
                     .0
-                    .post(ctx.timers.1, window.next_processing_time_timer());
+                    .post(ctx.timers.1, window.next_processing_time_timer(), next);
                 ctx.pool.give(mine);
                 ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
                 // Before the capability passes the chunk: the writer finds every part.

@@ -103,6 +103,8 @@ impl Merged {
     ) -> Self {
         self.clock = clock;
         self.periodic = periodic;
+        // The first periodic watermark an interval after the start.
+        self.state.get_mut().marked = Some(std::time::Instant::now());
         self
     }
 

@@ -165,7 +165,9 @@ pub(crate) struct RunArgs {
     pub(crate) allowed_lateness: String,
 
     /// Trigger replacing the window's default: default, event-time, processing-time, count:N,
-    /// purging:TRIGGER, never, continuous:INTERVAL, delta:THRESHOLD[:abs|diff].
+    /// purging:TRIGGER, never, continuous:INTERVAL (in the job's time domain),
+    /// continuous-event-time:INTERVAL, continuous-processing-time:INTERVAL,
+    /// delta:THRESHOLD[:abs|diff].
     #[arg(long, default_value = "default", value_name = "SPEC")]
     pub(crate) trigger: TriggerSpec,
 

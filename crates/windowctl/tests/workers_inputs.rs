@@ -231,9 +231,9 @@ fn counts(dir: &Path, text: &str, extra: &[&str], chunk: usize, tag: &str) -> St
 fn periodic_watermarks_hold_event_time_back_between_marks_under_workers_too() {
     let dir = scratch("periodic");
     // Key a at 0..40 ms, then an element at 5 ms: behind a watermark after every element (it
-    // is dropped as late), not behind a periodic one emitted after the first chunk only (an
-    // interval of 1 h passes no more during the run): counted. Chunks of 61 bytes: the first
-    // holds the elements up to 4 ms.
+    // is dropped as late), not behind a periodic one (an interval of 1 h, counted from the
+    // start as Flink counts it, does not pass during the run: only the final watermark comes):
+    // counted. Chunks of 61 bytes, so that there are many.
     let mut text = String::from("event_time_ms,key,value\n");
     for t in 0..40 {
         text.push_str(&format!("{t},a,1\n"));
@@ -300,10 +300,9 @@ fn a_live_socket_with_periodic_watermarks_fires_after_the_interval_while_the_inp
     let (go_on, resume) = std::sync::mpsc::channel::<()>();
     let server = std::thread::spawn(move || {
         let (mut conn, _) = listener.accept().expect("the job connects");
-        // Two writes, each cut into a chunk of its own where the input pauses after it: the
-        // first chunk is marked for a watermark as the first one; the second, cut 200 ms
-        // later, within the interval, is not, and its watermark comes with an empty chunk
-        // once the interval has passed while the input pauses.
+        // Two writes, each cut into a chunk of its own where the input pauses after it, both
+        // within the interval of the start (not marked): their watermark comes with an empty
+        // chunk once the interval has passed while the input pauses.
         for t in 0..30 {
             writeln!(conn, "{t},k,1").expect("sent");
             if t == 15 {
@@ -724,4 +723,62 @@ fn several_inputs_with_a_live_one_or_checkpoints_are_refused_under_workers() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("--workers"), "{extra:?}: {err}");
     }
+}
+
+#[test]
+fn a_processing_time_trigger_fires_a_past_window_while_a_live_input_pauses() {
+    // Event-time windows long past (historical data) with the processing-time trigger: each
+    // element's timer is in the past, set while its chunk is processed, and fires at the next
+    // clock reading, as the single-threaded runtime fires it at its next batch; while the input
+    // pauses, an empty chunk brings that reading (before the fix the windows waited for more
+    // input, and the last ones before the end never fired). A fresh-user trial's finding.
+    let dir = scratch("past-timers");
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = listener.local_addr().expect("its address").to_string();
+    let (go_on, resume) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("the job connects");
+        conn.write_all(b"event_time_ms,key,value\n1000,a,1\n2000,b,1\n")
+            .expect("sent");
+        let _ = resume.recv_timeout(Duration::from_secs(20));
+        let _ = conn.write_all(b"3000,c,1\n");
+        std::thread::sleep(Duration::from_millis(300));
+    });
+    let child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--no-progress",
+            "--socket",
+            &addr,
+            "--window",
+            "tumbling:1h",
+        ])
+        .args(["--out-of-orderness", "1d", "--trigger", "processing-time"])
+        .args(["--agg", "count", "--output", "out.csv", "--workers", "2"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("windowctl starts");
+    let mut fired = String::new();
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        fired = fs::read_to_string(dir.join("out.csv")).unwrap_or_default();
+        if fired.lines().count() == 3 {
+            break;
+        }
+    }
+    let _ = go_on.send(());
+    server.join().expect("the server ends");
+    let o = child.wait_with_output().expect("windowctl ends");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        sorted(&fired),
+        sorted("key,window_start,window_end,result\na,0,3600000,1\nb,0,3600000,1\n"),
+        "before the input resumed"
+    );
+    let all = fs::read_to_string(dir.join("out.csv")).expect("output");
+    assert!(
+        all.ends_with("c,0,3600000,1\n"),
+        "the last one fires too: {all}"
+    );
 }

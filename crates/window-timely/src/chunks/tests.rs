@@ -304,13 +304,14 @@ fn a_worker_waiting_on_a_live_input_holds_up_no_chunk_read_already() {
 }
 
 #[test]
-fn periodic_watermarks_mark_the_first_chunk_then_one_an_interval_later_or_an_empty_one() {
-    // An interval of 10 flush timeouts (F, 100 ms): the first chunk is marked (cut at F); the
-    // second, cut at a pause at 4 F, is not; while the input pauses on, an empty chunk carries
-    // its watermark once the interval has passed (11 F); the third, cut at 16 F, is not marked
-    // (the interval counts from the empty chunk's mark), and its watermark comes with another
-    // empty chunk (21 F); with nothing owed then, no empty chunk follows however long the input
-    // pauses (to 30 F). A file's chunks (no pause) get no empty ones.
+fn periodic_watermarks_mark_a_chunk_an_interval_after_the_last_or_an_empty_one() {
+    // An interval of 10 flush timeouts (F, 100 ms), counted from the start: the first chunk
+    // (cut at F) and the second (cut at a pause at 4 F) are not marked; while the input pauses
+    // on, an empty chunk carries their watermark once the interval has passed (10 F); the
+    // third, cut at 16 F, is not marked (the interval counts from the empty chunk's mark), and
+    // its watermark comes with another empty chunk (20 F); with nothing owed then, no empty
+    // chunk follows however long the input pauses (to 30 F). A file's chunks, read at once,
+    // get no mark and no empty chunk (the final watermark follows them).
     let (fed, send) = crate::live::tests::Fed::new(b"t,k,v\n1,a,1\n");
     let input = std::io::BufReader::new(fed);
     let every = crate::live::FLUSH_AFTER * 10;
@@ -335,7 +336,7 @@ fn periodic_watermarks_mark_the_first_chunk_then_one_an_interval_later_or_an_emp
     }
     feed.join().expect("feed");
     let want = [
-        ("t,k,v\n1,a,1\n", true),
+        ("t,k,v\n1,a,1\n", false),
         ("2,a,1\n", false),
         ("", true),
         ("3,a,1\n", false),
@@ -350,5 +351,5 @@ fn periodic_watermarks_mark_the_first_chunk_then_one_an_interval_later_or_an_emp
             _ => None,
         })
         .collect();
-    assert_eq!(marks, [true, false, false, false]);
+    assert_eq!(marks, [false, false, false, false]);
 }
