@@ -424,6 +424,7 @@ impl Chunker {
         let cut = due.then(|| crate::cut::ChunkEnd {
             end: s.consumed,
             header: s.header.clone(),
+            inputs: Vec::new(),
         });
         if self.share.keeps(index) {
             s.pending.insert(

@@ -34,6 +34,29 @@ pub(crate) struct ChunkEnd {
     pub(crate) end: u64,
     /// The CSV header line, once read (a resumed reader puts it in front of every chunk).
     pub(crate) header: Option<Vec<u8>>,
+    /// Several inputs: where each stands in the merge after the chunk (the workers' part of
+    /// each, its lines and watermark, is filled in when the cut is whole); empty for one.
+    pub(crate) inputs: Vec<InputCut>,
+}
+
+/// Where one of several inputs stands at a cut ([`crate::merge`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputCut {
+    /// Bytes of the (decompressed) input through its last chunk merged before the cut: where a
+    /// resume reads it on.
+    pub offset: u64,
+    /// Its CSV header line, if one was read by then.
+    pub header: Option<Vec<u8>>,
+    /// Its chunks merged before the cut.
+    pub chunks: u64,
+    /// Whether it ended before the cut (the workers were told).
+    pub ended: bool,
+    /// Its lines through the cut (for line numbers in messages).
+    pub lines: u64,
+    /// Its maximum event time so far, in ms.
+    pub max: Option<i64>,
+    /// The watermark it reported last, in ms.
+    pub reported: i64,
 }
 
 /// A consistent cut of a job on several workers, after chunk [`Cut::chunk`]: what a checkpoint
@@ -65,6 +88,9 @@ pub struct Cut {
     /// id in the job's key dictionary, which the checkpoint holds too (checkpoints are taken in
     /// one process, whose workers share the dictionary): no text per key.
     pub ranks: Vec<(u32, u64)>,
+    /// Several inputs: where each stands (the fields above for the input are then input 0's,
+    /// but for `offset` and `header`, which are unused); empty for one input.
+    pub inputs: Vec<InputCut>,
 }
 
 /// Checkpoints of a run ([`crate::run_checkpointed`]).
@@ -100,21 +126,24 @@ pub(crate) struct Part {
     pub(crate) rejected: u64,
     /// The reporter's (worker 0's): events, lines, max, watermark.
     pub(crate) global: Option<(u64, u64, Option<i64>, i64)>,
+    /// The reporter's, with several inputs: each input's lines, maximum, reported watermark.
+    pub(crate) positions: Vec<(u64, Option<i64>, i64)>,
     /// A group that could not be snapshotted.
     pub(crate) error: Option<String>,
 }
 
 /// The parts of the cuts not yet whole, shared by the workers.
 pub(crate) struct Cuts {
-    /// The input's reader (for the header line of a cut where the job was stopped).
-    chunker: Arc<Chunker>,
+    /// The input's reader (for the header line of a cut where the job was stopped); `None`
+    /// with several inputs.
+    chunker: Option<Arc<Chunker>>,
     workers: usize,
     key_groups: u32,
     parts: Mutex<BTreeMap<u64, (ChunkEnd, Vec<Part>)>>,
 }
 
 impl Cuts {
-    pub(crate) fn new(chunker: Arc<Chunker>, workers: usize, key_groups: u32) -> Self {
+    pub(crate) fn new(chunker: Option<Arc<Chunker>>, workers: usize, key_groups: u32) -> Self {
         Self {
             chunker,
             workers,
@@ -164,6 +193,7 @@ impl Cuts {
             key_groups: self.key_groups,
             groups: Vec::new(),
             ranks: Vec::new(),
+            inputs: end.inputs,
         };
         for p in parts {
             if let Some(e) = p.error {
@@ -174,6 +204,9 @@ impl Cuts {
             cut.rejected += p.rejected;
             if let Some((events, lines, max, watermark)) = p.global {
                 (cut.events, cut.lines, cut.max, cut.watermark) = (events, lines, max, watermark);
+                for (input, (lines, max, reported)) in cut.inputs.iter_mut().zip(p.positions) {
+                    (input.lines, input.max, input.reported) = (lines, max, reported);
+                }
             }
         }
         cut.groups.sort_unstable_by_key(|g| g.0);
@@ -183,7 +216,7 @@ impl Cuts {
 }
 
 /// Checks `cut` before a resume (its key groups, each group's snapshot restored into a fresh
-/// computation of `parts`) and moves `input` past it.
+/// computation of `parts`) and moves `inputs` past it (each to its own offset, with several).
 ///
 /// # Errors
 /// [`TimelyError::Checkpoint`]: another number of key groups than `key_groups`, a snapshot the
@@ -192,7 +225,7 @@ pub(crate) fn prepare_resume<P: JobParts>(
     cut: &Cut,
     key_groups: u32,
     parts: &P,
-    input: &mut TimelyInput,
+    inputs: &mut [TimelyInput],
 ) -> Result<(), TimelyError> {
     if cut.key_groups != key_groups {
         return Err(TimelyError::Checkpoint(format!(
@@ -207,14 +240,38 @@ pub(crate) fn prepare_resume<P: JobParts>(
             .restore(bytes)
             .map_err(|e| TimelyError::Checkpoint(format!("key group {g}: {e}")))?;
     }
-    let mut head = std::io::Read::take(&mut input.bytes, cut.offset);
+    let several = inputs.len() > 1;
+    if several && cut.inputs.len() != inputs.len() {
+        return Err(TimelyError::Checkpoint(format!(
+            "the checkpoint has {} inputs, this run {}",
+            cut.inputs.len().max(1),
+            inputs.len()
+        )));
+    }
+    for (i, input) in inputs.iter_mut().enumerate() {
+        let offset = if several {
+            cut.inputs[i].offset
+        } else {
+            cut.offset
+        };
+        skip(input, offset)?;
+    }
+    Ok(())
+}
+
+/// Reads `input` up to `offset` (where a resume reads it on).
+///
+/// # Errors
+/// [`TimelyError::Checkpoint`]: it cannot be read, or is shorter.
+fn skip(input: &mut TimelyInput, offset: u64) -> Result<(), TimelyError> {
+    let mut head = std::io::Read::take(&mut input.bytes, offset);
     let skipped = std::io::copy(&mut head, &mut std::io::sink()).map_err(|e| {
         TimelyError::Checkpoint(format!("reading {} up to the checkpoint: {e}", input.name))
     })?;
-    if skipped != cut.offset {
+    if skipped != offset {
         return Err(TimelyError::Checkpoint(format!(
-            "{} has {skipped} bytes, fewer than the {} the checkpoint read",
-            input.name, cut.offset
+            "{} has {skipped} bytes, fewer than the {offset} the checkpoint read",
+            input.name
         )));
     }
     Ok(())
@@ -277,9 +334,15 @@ where
     if window.stopped {
         return;
     }
+    // Several inputs: no cut where a signal stopped the job (the merge's positions after that
+    // chunk are not kept); the last periodic one stands.
+    let Some(chunker) = cuts.chunker.as_ref() else {
+        return;
+    };
     let end = ChunkEnd {
         end,
-        header: cuts.chunker.header(),
+        header: chunker.header(),
+        inputs: Vec::new(),
     };
     cuts.leave(chunk, &end, window.cut_part());
 }

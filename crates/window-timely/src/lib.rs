@@ -357,10 +357,10 @@ where
         Some(c) => (c.resume, Some(c.interval), Some(c.write)),
         None => (None, None, None),
     };
-    merge::check_inputs(&inputs, interval.is_some())?;
+    merge::check_inputs(&inputs)?;
     let groups = config.key_groups.max(1);
     if let Some(cut) = &resume {
-        cut::prepare_resume(cut, groups, parts.as_ref(), &mut inputs[0])?;
+        cut::prepare_resume(cut, groups, parts.as_ref(), &mut inputs)?;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let fail = policy.on_error == window_io::OnError::Fail;

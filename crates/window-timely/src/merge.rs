@@ -42,6 +42,8 @@ pub(crate) struct Merged {
     clock: ChunkClock,
     /// Periodic watermarks: their interval, and when the last chunk was marked.
     periodic: Option<std::time::Duration>,
+    /// Checkpoints: their interval (a chunk is marked for a cut once it has passed).
+    checkpoints: Option<std::time::Duration>,
 }
 
 struct State {
@@ -65,6 +67,10 @@ struct State {
     failed: Option<(u64, u32, String)>,
     /// When the last chunk was marked for a periodic watermark.
     marked: Option<std::time::Instant>,
+    /// When the last chunk was marked for a checkpoint (from the start).
+    cut_at: std::time::Instant,
+    /// Each input's place after its last chunk merged: bytes through it, chunks merged.
+    merged: Vec<(u64, u64)>,
 }
 
 impl Merged {
@@ -86,12 +92,41 @@ impl Merged {
                 end: None,
                 failed: None,
                 marked: None,
+                cut_at: std::time::Instant::now(),
+                merged: vec![(0, 0); n],
             }),
             reading: Mutex::new(()),
             share,
             clock: ChunkClock::System,
             periodic: None,
+            checkpoints: None,
         }
+    }
+
+    /// Goes on after `cut` (each input's chunker resumed at its offset already): the job's
+    /// chunks numbered on from the cut, each input where it stood in the merge then.
+    fn resume(&mut self, cut: &crate::Cut) {
+        let s = self.state.get_mut();
+        s.next = cut.chunk + 1;
+        for (i, at) in cut.inputs.iter().enumerate() {
+            s.local[i] = at.chunks;
+            s.ended[i] = at.ended;
+            s.started[i] = at.chunks > 0;
+            s.merged[i] = (at.offset, at.chunks);
+        }
+    }
+
+    /// Where every input stands in the merge now, for a cut after the chunk just merged.
+    fn positions(&self, s: &State) -> Vec<crate::cut::InputCut> {
+        (0..self.inputs.len())
+            .map(|i| crate::cut::InputCut {
+                offset: s.merged[i].0,
+                header: self.inputs[i].header(),
+                chunks: s.merged[i].1,
+                ended: s.ended[i] && s.ahead[i].is_none(),
+                ..crate::cut::InputCut::default()
+            })
+            .collect()
     }
 
     /// Chunks get their processing time from `clock`; with `periodic`, a chunk is marked for
@@ -183,6 +218,18 @@ impl Merged {
         chunk.ended_before = std::mem::take(&mut s.untold);
         chunk.last = ok && s.ended[i] && s.ahead[i].is_none();
         chunk.clock = self.clock.read(index);
+        s.merged[i] = (chunk.end, s.merged[i].1 + 1);
+        let due = self
+            .checkpoints
+            .is_some_and(|every| s.cut_at.elapsed() >= every);
+        if due {
+            s.cut_at = std::time::Instant::now();
+            chunk.cut = Some(crate::cut::ChunkEnd {
+                end: 0,
+                header: None,
+                inputs: self.positions(&s),
+            });
+        }
         chunk.watermark = self.periodic.is_some_and(|every| {
             let due = s.marked.is_none_or(|l| l.elapsed() >= every);
             if due {
@@ -342,6 +389,21 @@ impl Positions {
         self.at[0].max = max;
         self.at[0].reported = watermark;
     }
+
+    /// For a cut of several inputs: each input's lines, maximum event time and reported
+    /// watermark (whether it ended is the merge's, [`crate::cut::InputCut::ended`]).
+    pub(crate) fn snapshot(&self) -> Vec<(u64, Option<i64>, i64)> {
+        (self.at.iter())
+            .map(|a| (a.lines_before, a.max, a.reported))
+            .collect()
+    }
+
+    /// Where each of several inputs stood at a cut.
+    pub(crate) fn restore(&mut self, inputs: &[crate::cut::InputCut]) {
+        for (a, c) in self.at.iter_mut().zip(inputs) {
+            (a.lines_before, a.max, a.reported, a.ended) = (c.lines, c.max, c.reported, c.ended);
+        }
+    }
 }
 
 impl Chunks {
@@ -350,9 +412,18 @@ impl Chunks {
     pub(crate) fn merged<P: crate::JobParts>(
         chunkers: Vec<Chunker>,
         parts: &Arc<P>,
-        share: Share,
-        config: &crate::TimelyConfig,
+        how: &How<'_>,
     ) -> Self {
+        let config = how.config;
+        // A resume: each input's chunker reads on after its last chunk merged before the cut.
+        let chunkers = match how.resume {
+            Some(cut) => chunkers
+                .into_iter()
+                .zip(&cut.inputs)
+                .map(|(c, at)| c.resumed(at.chunks, at.offset, at.header.clone()))
+                .collect(),
+            None => chunkers,
+        };
         let parts = Arc::clone(parts);
         let first_time = move |input: usize, chunk: &Chunk| {
             let mut bytes = chunk.header.clone();
@@ -368,8 +439,12 @@ impl Chunks {
             reader.find_map(|e| e.ok().map(|e| e.timestamp))
         };
         // The inputs' own chunkers keep every chunk: the merge needs them all.
-        let merged = Merged::new(chunkers, Box::new(first_time), share)
+        let mut merged = Merged::new(chunkers, Box::new(first_time), how.share)
             .with_clock(config.chunk_clock, config.watermark_interval);
+        merged.checkpoints = how.interval;
+        if let Some(cut) = how.resume {
+            merged.resume(cut);
+        }
         Chunks::Merged(Box::new(merged))
     }
 }
@@ -425,28 +500,32 @@ pub(crate) fn chunks<P: crate::JobParts>(
         })
         .collect();
     if chunkers.len() > 1 {
-        return (Chunks::merged(chunkers, parts, how.share, config), None);
+        let cuts = how.interval.map(|_| {
+            let (workers, groups) = (config.workers.max(1), config.key_groups.max(1));
+            Arc::new(crate::cut::Cuts::new(None, workers, groups))
+        });
+        return (Chunks::merged(chunkers, parts, how), cuts);
     }
     let chunker = chunkers.into_iter().next().expect("one input");
     let chunker = Arc::new(crate::cut::chunker(chunker, how.interval, how.resume));
     let cuts = how.interval.map(|_| {
         let (workers, groups) = (config.workers.max(1), config.key_groups.max(1));
-        Arc::new(crate::cut::Cuts::new(Arc::clone(&chunker), workers, groups))
+        Arc::new(crate::cut::Cuts::new(
+            Some(Arc::clone(&chunker)),
+            workers,
+            groups,
+        ))
     });
     (Chunks::One(chunker), cuts)
 }
 
 /// Refuses what the runtime does not run with `inputs`: none; several with a live one (the
 /// merge reads them in event-time order, which a live input that pauses would hold up; the
-/// single-threaded runtime takes a live input's batches as they come) or with checkpoints.
+/// single-threaded runtime takes a live input's batches as they come).
 ///
 /// # Errors
-/// [`crate::TimelyError::Inputs`] for no input or a live one among several;
-/// [`crate::TimelyError::Checkpoint`] for checkpoints of several inputs.
-pub(crate) fn check_inputs(
-    inputs: &[crate::TimelyInput],
-    checkpoints: bool,
-) -> Result<(), crate::TimelyError> {
+/// [`crate::TimelyError::Inputs`] for no input or a live one among several.
+pub(crate) fn check_inputs(inputs: &[crate::TimelyInput]) -> Result<(), crate::TimelyError> {
     if inputs.is_empty() {
         return Err(crate::TimelyError::Inputs("a job needs an input".into()));
     }
@@ -457,11 +536,6 @@ pub(crate) fn check_inputs(
                  event time, which runs on files only",
                 live.name
             )));
-        }
-        if checkpoints {
-            return Err(crate::TimelyError::Checkpoint(
-                "checkpoints of several inputs do not run under several workers yet".into(),
-            ));
         }
     }
     Ok(())

@@ -442,6 +442,7 @@ where
                 self.max,
                 self.watermark,
             )),
+            positions: self.inputs.snapshot(),
             error,
         }
     }
@@ -475,6 +476,7 @@ where
         self.watermark = cut.watermark;
         self.inputs.set_lines_before(0, cut.lines);
         self.inputs.restore_first(cut.max, cut.watermark);
+        self.inputs.restore(&cut.inputs);
         if self.reporter {
             self.events = cut.events;
             self.rejected = cut.rejected;

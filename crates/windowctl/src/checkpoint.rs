@@ -45,8 +45,9 @@ const MAGIC: &[u8; 8] = b"WCTLCKPT";
 /// carry the late contributions to their front stack (#15). 6: those contributions are one of
 /// two forms, running sums (an exact inverse) or the segment tree (#15). Older files are
 /// refused. 7: the state is the single-threaded runtime's or a cut of a `--workers` run, per
-/// key group (issue #14). 8: a cut's key ranks by key id, not by key text.
-pub(crate) const FORMAT_VERSION: u32 = 8;
+/// key group (issue #14). 8: a cut's key ranks by key id, not by key text. 9: a cut holds
+/// where each of several inputs stands.
+pub(crate) const FORMAT_VERSION: u32 = 9;
 /// Checkpoints kept in the directory (the newest); older ones are deleted after a new one is
 /// in place (Flink's `state.checkpoints.num-retained`, here 3 so that two damaged files still
 /// leave one to resume from).

@@ -130,9 +130,6 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
                 spec.source_name()
             );
         }
-        if args.checkpoint_dir.is_some() {
-            bail!("--checkpoint-dir does not run with several inputs under --workers yet; drop --checkpoint-dir or --workers, or give one input");
-        }
     }
     let cluster = args.processes.is_some() || args.process.is_some() || args.hostfile.is_some();
     if args.checkpoint_dir.is_some() && cluster {

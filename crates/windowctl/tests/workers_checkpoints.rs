@@ -423,3 +423,71 @@ fn the_crash_hook_never_stops_a_job_at_its_last_checkpoint() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_job_of_several_inputs_resumes_with_other_worker_counts() {
+    // Two inputs merged in event time (each on its own time line, one of them later): a cut
+    // holds where each stands in the merge, and a resume with another worker count reads each
+    // on from there. The merge order depends on the chunk size: every run here uses the same.
+    let dir = scratch("several");
+    let mut resumed = 0;
+    for (seed, (n, m)) in (0..6u64).zip([(2, 1), (1, 3), (3, 2)].into_iter().cycle()) {
+        let mut rng = Rng(7000 + seed);
+        let lines = 300 + rng.below(400) as usize;
+        let (keys, other_keys) = (1 + rng.below(9), 1 + rng.below(9));
+        fs::write(dir.join("in.csv"), input(&mut rng, lines, keys)).expect("in");
+        let other = input(&mut rng, lines / 2, other_keys);
+        // The second input starts later (its times shifted) on every other seed.
+        let shift = if seed % 2 == 0 { 0 } else { 400 };
+        let other: String = other
+            .lines()
+            .enumerate()
+            .map(|(i, l)| match (i, l.split_once(',')) {
+                (0, _) | (_, None) => format!("{l}\n"),
+                (_, Some((t, rest))) => match t.parse::<i64>() {
+                    Ok(t) => format!("{},{rest}\n", t + shift),
+                    Err(_) => format!("{l}\n"),
+                },
+            })
+            .collect();
+        fs::write(dir.join("in2.csv"), other).expect("in2");
+        let mut job = job(&mut rng);
+        job.extend(["--input".to_string(), "in2.csv".to_string()]);
+        let what = format!("seed {seed} ({n} -> {m} workers): {}", job.join(" "));
+        for f in ["out.csv", "late.csv", "dead.csv"] {
+            let _ = fs::remove_file(dir.join(f));
+        }
+        let _ = fs::remove_dir_all(dir.join("ckpt"));
+        let env = chunk(80 + rng.below(200));
+        let o = run(&dir, &full(&job, 1, false), &env);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        let base = outputs(&dir);
+        fs::remove_file(dir.join("dead.csv")).expect("remove");
+        let mut crash = env.clone();
+        let after = 2 + rng.below(10);
+        crash.push(("WINDOWCTL_CRASH_AFTER_CHECKPOINTS", after.to_string()));
+        let o = run(&dir, &full(&job, n, true), &crash);
+        let crashed = o.status.code() == Some(86);
+        assert!(crashed || o.status.success(), "{what}: {}", stderr(&o));
+        let what = format!("{what} (stopped after checkpoint {after}, chunks {env:?})");
+        let o = run(&dir, &full(&job, m, true), &env);
+        assert!(o.status.success(), "{what}: resume: {}", stderr(&o));
+        resumed += u32::from(crashed && stderr(&o).contains("resumed from checkpoint"));
+        let got = outputs(&dir);
+        for (i, name) in ["results", "late output", "dead letters"]
+            .iter()
+            .enumerate()
+        {
+            assert!(
+                got[i] == base[i],
+                "{what}: {name} differ after the resume: {} vs {}",
+                String::from_utf8_lossy(&got[i]),
+                String::from_utf8_lossy(&base[i])
+            );
+        }
+    }
+    assert!(
+        resumed >= 4,
+        "only {resumed} runs resumed from a checkpoint"
+    );
+}
