@@ -9,13 +9,13 @@ mod common;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch_dir("workers", name)
 }
 
-use common::{peak_states, Rng};
+use common::{peak_states, run_in as windowctl, sorted_lines as sorted, strings, Rng};
 
 /// A CSV input in roughly increasing time with disorder (some elements far behind), negative
 /// times, integer and decimal values, and blank lines.
@@ -40,29 +40,6 @@ fn input(rng: &mut Rng, lines: usize, keys: u64) -> String {
         }
     }
     text
-}
-
-/// Owned arguments.
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
-}
-
-fn windowctl(dir: &Path, args: &[String], env: &[(&str, String)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
-    c.current_dir(dir)
-        .arg("run")
-        .arg("--no-progress")
-        .args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("windowctl runs")
-}
-
-fn sorted(text: &str) -> Vec<String> {
-    let mut rows: Vec<String> = text.lines().map(str::to_owned).collect();
-    rows.sort();
-    rows
 }
 
 /// Runs `args` on the single-threaded runtime and with 1, 2 and 3 workers at two chunk sizes;

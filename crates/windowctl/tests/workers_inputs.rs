@@ -13,32 +13,10 @@ use std::process::{Command, Output};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use common::Rng;
+use common::{run_in as windowctl, sorted_lines as sorted, strings, Rng};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch_dir("workers-inputs", name)
-}
-
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
-}
-
-fn windowctl(dir: &Path, args: &[String], env: &[(&str, String)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
-    c.current_dir(dir)
-        .arg("run")
-        .arg("--no-progress")
-        .args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("windowctl runs")
-}
-
-fn sorted(text: &str) -> Vec<String> {
-    let mut rows: Vec<String> = text.lines().map(str::to_owned).collect();
-    rows.sort();
-    rows
 }
 
 /// A server on a free loopback port that sends `text` to its one client in `parts` writes,
@@ -292,48 +270,54 @@ fn in_order_input_gives_the_same_rows_with_periodic_watermarks_and_an_idle_timeo
     }
 }
 
-#[test]
-fn a_live_socket_with_periodic_watermarks_fires_after_the_interval_while_the_input_pauses() {
-    let dir = scratch("periodic-live");
+/// Runs `windowctl run ARGS --socket ADDR --output out.csv` over a socket that sends `parts`
+/// (200 ms apart), then pauses until the job has written `lines` lines to `out.csv` (10 s at
+/// most), then sends `rest` and closes. Returns what `out.csv` held during the pause and the
+/// job's end.
+fn during_pause(
+    dir: &Path,
+    args: &[&str],
+    parts: &[&str],
+    rest: &str,
+    lines: usize,
+) -> (String, Output) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
     let addr = listener.local_addr().expect("its address").to_string();
     let (go_on, resume) = std::sync::mpsc::channel::<()>();
+    let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+    let rest = rest.to_string();
     let server = std::thread::spawn(move || {
         let (mut conn, _) = listener.accept().expect("the job connects");
-        // Two writes, each cut into a chunk of its own where the input pauses after it, both
-        // within the interval of the start (not marked): their watermark comes with an empty
-        // chunk once the interval has passed while the input pauses.
-        for t in 0..30 {
-            writeln!(conn, "{t},k,1").expect("sent");
-            if t == 15 {
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
                 std::thread::sleep(Duration::from_millis(200));
             }
+            conn.write_all(part.as_bytes()).expect("sent");
         }
-        // Until the test has seen the first windows (or given up).
+        // Until the test has seen the rows (or given up).
         let _ = resume.recv_timeout(Duration::from_secs(20));
-        let _ = conn.write_all(b"100,k,1\n");
+        let _ = conn.write_all(rest.as_bytes());
+        std::thread::sleep(Duration::from_millis(300));
     });
     let child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
-        .current_dir(&dir)
+        .current_dir(dir)
         .args([
             "run",
             "--no-progress",
             "--socket",
             &addr,
-            "--window",
-            "tumbling:10ms",
+            "--output",
+            "out.csv",
         ])
-        .args(["--agg", "count", "--output", "out.csv", "--workers", "2"])
-        .args(["--watermark-interval", "1s"])
+        .args(args)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("windowctl starts");
-    // The window [10, 20) fires once the interval has passed, while the input pauses.
     let mut fired = String::new();
     for _ in 0..100 {
         std::thread::sleep(Duration::from_millis(100));
         fired = fs::read_to_string(dir.join("out.csv")).unwrap_or_default();
-        if fired.lines().count() == 3 {
+        if fired.lines().count() == lines {
             break;
         }
     }
@@ -341,6 +325,28 @@ fn a_live_socket_with_periodic_watermarks_fires_after_the_interval_while_the_inp
     server.join().expect("the server ends");
     let o = child.wait_with_output().expect("windowctl ends");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (fired, o)
+}
+
+#[test]
+fn a_live_socket_with_periodic_watermarks_fires_after_the_interval_while_the_input_pauses() {
+    let dir = scratch("periodic-live");
+    // Two writes, each cut into a chunk of its own where the input pauses after it, both
+    // within the interval of the start (not marked): their watermark comes with an empty chunk
+    // once the interval has passed while the input pauses, and fires [0, 10) and [10, 20).
+    let line = |t: i32| format!("{t},k,1\n");
+    let first: String = (0..16).map(line).collect();
+    let second: String = (16..30).map(line).collect();
+    let args = [
+        "--window",
+        "tumbling:10ms",
+        "--agg",
+        "count",
+        "--workers",
+        "2",
+    ];
+    let args = [&args[..], &["--watermark-interval", "1s"]].concat();
+    let (fired, _) = during_pause(&dir, &args, &[&first, &second], "100,k,1\n", 3);
     assert_eq!(
         fired, "key,window_start,window_end,result\nk,0,10,10\nk,10,20,10\n",
         "before the input resumed"
@@ -723,44 +729,21 @@ fn a_processing_time_trigger_fires_a_past_window_while_a_live_input_pauses() {
     // pauses, an empty chunk brings that reading (before the fix the windows waited for more
     // input, and the last ones before the end never fired). A fresh-user trial's finding.
     let dir = scratch("past-timers");
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let addr = listener.local_addr().expect("its address").to_string();
-    let (go_on, resume) = std::sync::mpsc::channel::<()>();
-    let server = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().expect("the job connects");
-        conn.write_all(b"event_time_ms,key,value\n1000,a,1\n2000,b,1\n")
-            .expect("sent");
-        let _ = resume.recv_timeout(Duration::from_secs(20));
-        let _ = conn.write_all(b"3000,c,1\n");
-        std::thread::sleep(Duration::from_millis(300));
-    });
-    let child = Command::new(env!("CARGO_BIN_EXE_windowctl"))
-        .current_dir(&dir)
-        .args([
-            "run",
-            "--no-progress",
-            "--socket",
-            &addr,
-            "--window",
-            "tumbling:1h",
-        ])
-        .args(["--out-of-orderness", "1d", "--trigger", "processing-time"])
-        .args(["--agg", "count", "--output", "out.csv", "--workers", "2"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("windowctl starts");
-    let mut fired = String::new();
-    for _ in 0..100 {
-        std::thread::sleep(Duration::from_millis(100));
-        fired = fs::read_to_string(dir.join("out.csv")).unwrap_or_default();
-        if fired.lines().count() == 3 {
-            break;
-        }
-    }
-    let _ = go_on.send(());
-    server.join().expect("the server ends");
-    let o = child.wait_with_output().expect("windowctl ends");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let args = [
+        "--window",
+        "tumbling:1h",
+        "--out-of-orderness",
+        "1d",
+        "--workers",
+        "2",
+    ];
+    let args = [
+        &args[..],
+        &["--trigger", "processing-time", "--agg", "count"],
+    ]
+    .concat();
+    let first = "event_time_ms,key,value\n1000,a,1\n2000,b,1\n";
+    let (fired, _) = during_pause(&dir, &args, &[first], "3000,c,1\n", 3);
     assert_eq!(
         sorted(&fired),
         sorted("key,window_start,window_end,result\na,0,3600000,1\nb,0,3600000,1\n"),

@@ -202,3 +202,28 @@ pub(crate) fn wait(mut child: std::process::Child, secs: u64) -> Output {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Owned arguments.
+pub(crate) fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// `windowctl run --no-progress ARGS` in `dir`, with `env` set.
+pub(crate) fn run_in(dir: &Path, args: &[String], env: &[(&str, String)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+    c.current_dir(dir)
+        .arg("run")
+        .arg("--no-progress")
+        .args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("windowctl runs")
+}
+
+/// The lines of `text`, sorted (rows as a multiset).
+pub(crate) fn sorted_lines(text: &str) -> Vec<String> {
+    let mut rows: Vec<String> = text.lines().map(str::to_owned).collect();
+    rows.sort();
+    rows
+}
