@@ -49,6 +49,8 @@ pub(crate) struct Chunk {
     pub(crate) ended_before: Vec<u32>,
     /// Whether it is its input's last chunk (several inputs: its input ends after it).
     pub(crate) last: bool,
+    /// Inputs that went idle before it ([`crate::arrive`]).
+    pub(crate) idle: Vec<u32>,
 }
 
 /// How a chunk was cut, besides its lines.
@@ -441,6 +443,7 @@ impl Chunker {
                     input: 0,
                     ended_before: Vec::new(),
                     last: false,
+                    idle: Vec::new(),
                 },
             );
         }

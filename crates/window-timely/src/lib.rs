@@ -36,13 +36,14 @@
 //! run with any number of workers resumes from. **Processing time** ([`clock`]): one clock
 //! reading per chunk, taken by the chunk reader, drives every worker. `docs/scale-out.md` says
 //! what runs here and what does not yet (checkpoints of several processes or inputs).
-//! **Several inputs** (module `merge`): their chunks merged in event time, the watermark the least
-//! of the inputs'.
+//! **Several inputs** (module `merge`): files' chunks merged in event time, a live input's taken
+//! as they arrive (module `arrive`, with idleness), the watermark the least of the inputs'.
 
 #![forbid(unsafe_code)]
 
 pub mod cluster;
 
+mod arrive;
 mod chunks;
 pub mod clock;
 pub mod cut;
@@ -141,6 +142,10 @@ pub struct TimelyConfig {
     /// Where chunks get their processing time: the system clock, or for tests a fixed step
     /// per chunk ([`clock::ChunkClock`]).
     pub chunk_clock: clock::ChunkClock,
+    /// Several inputs with a live one: an input that sent nothing for this long counts as idle
+    /// (Flink's `withIdleness`) and holds the watermark back no more until it sends again.
+    /// Files merged in event time are never idle.
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 impl TimelyConfig {
@@ -157,6 +162,7 @@ impl TimelyConfig {
             watermark_interval: None,
             processing_time: false,
             chunk_clock: clock::ChunkClock::System,
+            idle_timeout: None,
         }
     }
 }
@@ -357,7 +363,7 @@ where
         Some(c) => (c.resume, Some(c.interval), Some(c.write)),
         None => (None, None, None),
     };
-    merge::check_inputs(&inputs)?;
+    merge::check_inputs(&inputs, interval.is_some())?;
     let groups = config.key_groups.max(1);
     if let Some(cut) = &resume {
         cut::prepare_resume(cut, groups, parts.as_ref(), &mut inputs)?;

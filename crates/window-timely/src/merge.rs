@@ -284,6 +284,8 @@ impl Merged {
 pub(crate) enum Chunks {
     One(Arc<Chunker>),
     Merged(Box<Merged>),
+    /// Several inputs with a live one: as they arrive.
+    Arrivals(Box<crate::arrive::Arrivals>),
 }
 
 impl Chunks {
@@ -292,6 +294,7 @@ impl Chunks {
         match self {
             Chunks::One(c) => (c.take(index), 0),
             Chunks::Merged(m) => m.take(index),
+            Chunks::Arrivals(a) => a.take(index),
         }
     }
 }
@@ -314,6 +317,8 @@ struct At {
     max: Option<i64>,
     reported: i64,
     ended: bool,
+    /// Told idle ([`crate::arrive`]), until its next chunk with lines.
+    idle: bool,
 }
 
 impl Positions {
@@ -329,6 +334,7 @@ impl Positions {
                     max: None,
                     reported: i64::MIN,
                     ended: false,
+                    idle: false,
                 })
                 .collect(),
             delay,
@@ -374,14 +380,24 @@ impl Positions {
         self.at[i as usize].ended = true;
     }
 
-    /// The operator's watermark: the least reported one of the inputs not ended; `None` when
-    /// every input ended (the final watermark follows then).
+    /// Input `i` is idle (`true`: told so) or active again (`false`: a chunk of its with lines).
+    pub(crate) fn set_idle(&mut self, i: u32, idle: bool) {
+        self.at[i as usize].idle = idle;
+    }
+
+    /// The operator's watermark: the least of the inputs that are not idle, an ended one
+    /// counting as `i64::MAX`; with every input idle, the greatest any reported (Flink's
+    /// `StatusWatermarkValve`, and the single-threaded runtime's combiner); `None` when every
+    /// input ended (the final watermark follows then).
     pub(crate) fn combined(&self) -> Option<i64> {
-        self.at
-            .iter()
-            .filter(|a| !a.ended)
-            .map(|a| a.reported)
-            .min()
+        if self.at.iter().all(|a| a.ended) {
+            return None;
+        }
+        let counted = self.at.iter().filter(|a| a.ended || !a.idle);
+        let least = counted
+            .map(|a| if a.ended { i64::MAX } else { a.reported })
+            .min();
+        least.or_else(|| self.at.iter().map(|a| a.reported).max())
     }
 
     /// For a cut and its resume (one input): input 0's maximum event time and watermark.
@@ -476,6 +492,7 @@ pub(crate) fn chunks<P: crate::JobParts>(
 ) -> (Chunks, Option<Arc<crate::cut::Cuts>>) {
     let config = how.config;
     // Several inputs' chunkers keep every chunk: the merge needs them all, and keeps `share`'s.
+    let live = inputs.iter().any(|i| i.live);
     let own = if inputs.len() == 1 {
         how.share
     } else {
@@ -499,6 +516,16 @@ pub(crate) fn chunks<P: crate::JobParts>(
                 .live_if(input.live)
         })
         .collect();
+    if chunkers.len() > 1 && live {
+        let periodic = config.watermark_interval;
+        let arrivals = crate::arrive::Arrivals::start(
+            chunkers,
+            config.chunk_clock,
+            periodic,
+            config.idle_timeout,
+        );
+        return (Chunks::Arrivals(Box::new(arrivals)), None);
+    }
     if chunkers.len() > 1 {
         let cuts = how.interval.map(|_| {
             let (workers, groups) = (config.workers.max(1), config.key_groups.max(1));
@@ -519,21 +546,25 @@ pub(crate) fn chunks<P: crate::JobParts>(
     (Chunks::One(chunker), cuts)
 }
 
-/// Refuses what the runtime does not run with `inputs`: none; several with a live one (the
-/// merge reads them in event-time order, which a live input that pauses would hold up; the
-/// single-threaded runtime takes a live input's batches as they come).
+/// Refuses what the runtime does not run with `inputs`: none; several with a live one and
+/// checkpoints (the chunks' order is the arrival's, which a resume could not read again; the
+/// single-threaded runtime refuses a live input with checkpoints too).
 ///
 /// # Errors
-/// [`crate::TimelyError::Inputs`] for no input or a live one among several.
-pub(crate) fn check_inputs(inputs: &[crate::TimelyInput]) -> Result<(), crate::TimelyError> {
+/// [`crate::TimelyError::Inputs`] for no input; [`crate::TimelyError::Checkpoint`] for
+/// checkpoints of several inputs with a live one.
+pub(crate) fn check_inputs(
+    inputs: &[crate::TimelyInput],
+    checkpoints: bool,
+) -> Result<(), crate::TimelyError> {
     if inputs.is_empty() {
         return Err(crate::TimelyError::Inputs("a job needs an input".into()));
     }
-    if inputs.len() > 1 {
+    if checkpoints && inputs.len() > 1 {
         if let Some(live) = inputs.iter().find(|i| i.live) {
-            return Err(crate::TimelyError::Inputs(format!(
-                "{} is a live input (stdin, a pipe, a socket): several inputs are merged in \
-                 event time, which runs on files only",
+            return Err(crate::TimelyError::Checkpoint(format!(
+                "{} is a live input (stdin, a pipe, a socket): it cannot be read again on a \
+                 resume",
                 live.name
             )));
         }

@@ -76,6 +76,8 @@ pub(crate) struct Summary {
     pub(crate) ended_before: Vec<u32>,
     /// Whether its input ends after it (several inputs).
     pub(crate) last: bool,
+    /// Inputs that went idle before it ([`crate::arrive`]).
+    pub(crate) idle: Vec<u32>,
     /// In a cluster: a process stopped here on its own (its output failed, a signal), with
     /// its index and why. The chunk has nothing else; every worker of every process stops at it
     /// as at a failed chunk, so that none waits for chunks that process will not send.
@@ -124,6 +126,7 @@ pub(crate) fn parse(
         input: chunk.input,
         ended_before: chunk.ended_before,
         last: chunk.last,
+        idle: chunk.idle,
         halt: None,
     };
     elements.clear();
@@ -197,6 +200,7 @@ pub(crate) fn failed_summary(chunk: u64, input: u32, message: String) -> Summary
         input,
         ended_before: Vec::new(),
         last: false,
+        idle: Vec::new(),
         halt: None,
     }
 }

@@ -629,7 +629,14 @@ where
         for &i in &s.ended_before {
             self.inputs.end(i);
         }
-        if !s.ended_before.is_empty() && !self.processing {
+        for &i in &s.idle {
+            self.inputs.set_idle(i, true);
+        }
+        if s.lines > 0 {
+            self.inputs.set_idle(s.input, false);
+        }
+        let told = !s.ended_before.is_empty() || !s.idle.is_empty();
+        if told && !self.processing {
             self.emit_watermark();
         }
         // Merged in the one-worker order: a bad record read before element `i` is (i, 0),

@@ -252,9 +252,9 @@ pub(crate) struct RunArgs {
     /// across the workers (Flink's parallel subtasks), and the watermark is the one of a single
     /// reader. The output is byte-identical for any N: the single-threaded runtime's rows, with
     /// the rows of one watermark step ordered by window end, then by where the key first
-    /// appears in the input. Inputs: a file, .gz, stdin or a socket, or several files (merged in
-    /// event time); --checkpoint-dir takes checkpoints per key group, which a run with any N
-    /// resumes; see docs/scale-out.md. Without it the job runs on the single-threaded runtime.
+    /// appears in the input. Inputs: a file, .gz, stdin or a socket, or several (files merged
+    /// in event time, a live one among them taken as it comes); --checkpoint-dir takes
+    /// checkpoints per key group, which a run with any N resumes; see docs/scale-out.md. Without it the job runs on the single-threaded runtime.
     // A negative number is read as this flag's value (not as a flag), so that it is refused
     // naming --workers and the range.
     #[arg(long, value_name = "N", allow_negative_numbers = true,

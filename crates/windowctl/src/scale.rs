@@ -117,20 +117,7 @@ impl JobParts for Parts {
 }
 
 /// Refuses what the timely runtime does not run yet, naming the flag.
-fn check(args: &RunArgs, plan: &Plan) -> Result<()> {
-    if plan.inputs.len() > 1 {
-        if let Some((spec, _)) = plan
-            .inputs
-            .iter()
-            .find(|(s, _)| !matches!(s, InputSpec::File(_)))
-        {
-            bail!(
-                "--workers merges several inputs in event time, which runs on files only ({} is \
-                 a live input); drop --workers, or give files",
-                spec.source_name()
-            );
-        }
-    }
+fn check(args: &RunArgs) -> Result<()> {
     let cluster = args.processes.is_some() || args.process.is_some() || args.hostfile.is_some();
     if args.checkpoint_dir.is_some() && cluster {
         bail!("--checkpoint-dir does not run with --processes yet (checkpoints of several workers are taken in one process); drop --checkpoint-dir or --processes");
@@ -154,7 +141,7 @@ pub(crate) fn run_timely(
     let signal: Arc<dyn Fn() -> Option<i32> + Send + Sync> = Arc::from(signal);
     let asked = Arc::clone(&signal);
     let interrupted: Box<dyn Fn() -> bool + Send + Sync> = Box::new(move || asked().is_some());
-    check(args, plan).map_err(crate::run::Usage::from)?;
+    check(args).map_err(crate::run::Usage::from)?;
     let config = config_of(args, plan, workers)?;
     let mut resumable = match &args.checkpoint_dir {
         Some(dir) => match scale_checkpoint::open(plan, dir, &args.checkpoint_interval)? {
@@ -259,9 +246,13 @@ fn open_inputs(
 /// do not describe ([`cluster_of`], a usage error).
 fn config_of(args: &RunArgs, plan: &Plan, workers: usize) -> Result<TimelyConfig> {
     let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
-    // `--idle-timeout` changes nothing: one input idle alone still gives the watermark (Flink's
-    // StatusWatermarkValve), and several inputs are files merged in event time, none of which
-    // is ever idle behind the others.
+    // `--idle-timeout` counts with several inputs among which a live one (taken as they come);
+    // one input idle alone still gives the watermark (Flink's StatusWatermarkValve), and files
+    // merged in event time are never idle behind the others.
+    config.idle_timeout = plan
+        .idle_timeout
+        .and_then(|ms| u64::try_from(ms).ok())
+        .map(Duration::from_millis);
     config.watermark_interval = u64::try_from(plan.watermark_interval)
         .ok()
         .filter(|&ms| ms > 0)

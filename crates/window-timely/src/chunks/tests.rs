@@ -249,6 +249,7 @@ fn a_worker_waiting_for_the_input_takes_its_chunk_read_meanwhile() {
             input: 0,
             ended_before: Vec::new(),
             last: false,
+            idle: Vec::new(),
         };
         s.pending.insert(0, chunk);
     }
