@@ -15,13 +15,14 @@
 //! for it (Flink's `StatusWatermarkValve`), until its next chunk makes it active again.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use parking_lot::Mutex;
 
 use crate::chunks::{Chunk, Chunker, Take};
-use crate::clock::ChunkClock;
+use crate::clock::{ChunkClock, Timers, LOOK_AGAIN};
 
 /// Chunks read ahead by the inputs' threads, in all.
 const AHEAD: usize = 8;
@@ -37,6 +38,9 @@ pub(crate) struct Arrivals {
     periodic: Option<Duration>,
     /// How long an input that sent nothing is waited for before it counts as idle.
     idle_timeout: Option<Duration>,
+    /// The workers' earliest processing-time timers: an empty chunk is cut when one is due
+    /// ([`crate::clock`]; the inputs' own readers number their chunks otherwise).
+    timers: Option<Arc<Timers>>,
 }
 
 struct State {
@@ -49,6 +53,8 @@ struct State {
     failed: Option<(u64, u32, String)>,
     /// When the last chunk was marked for a periodic watermark.
     marked: Instant,
+    /// The last chunk numbered and its processing time.
+    last_cut: Option<(u64, i64)>,
 }
 
 impl Arrivals {
@@ -60,6 +66,7 @@ impl Arrivals {
         clock: ChunkClock,
         periodic: Option<Duration>,
         idle_timeout: Option<Duration>,
+        timers: Option<Arc<Timers>>,
     ) -> Self {
         let n = inputs.len();
         let (send, from) = crossbeam_channel::bounded(AHEAD);
@@ -92,11 +99,13 @@ impl Arrivals {
                 end: None,
                 failed: None,
                 marked: now,
+                last_cut: None,
             }),
             reading: Mutex::new(()),
             clock,
             periodic,
             idle_timeout,
+            timers,
         }
     }
 
@@ -139,10 +148,17 @@ impl Arrivals {
             .min()
     }
 
-    /// Waits for the next chunk of any input (or an input's end, or one going idle) and numbers
-    /// it as the job's next chunk.
+    /// Waits for the next chunk of any input (or an input's end, one going idle, a timer due)
+    /// and numbers it as the job's next chunk.
     fn arrive(&self) {
-        let deadline = self.idle_at(&self.state.lock());
+        let (idle, timer) = {
+            let s = self.state.lock();
+            let timer = self.timers.as_ref().and_then(|t| t.due_at(s.last_cut));
+            (self.idle_at(&s), timer)
+        };
+        // The timers are looked at again every so often (a worker may have set an earlier one).
+        let look = self.timers.as_ref().map(|_| Instant::now() + LOOK_AGAIN);
+        let deadline = [idle, timer, look].into_iter().flatten().min();
         let next = match deadline {
             Some(d) => self.from.recv_deadline(d),
             None => self.from.recv().map_err(|_| RecvTimeoutError::Disconnected),
@@ -173,6 +189,10 @@ impl Arrivals {
                 s.failed = Some((s.next, i, message));
                 return;
             }
+            Err(RecvTimeoutError::Timeout) if timer.is_some_and(|t| t <= now) => {
+                // A timer is due: an empty chunk takes the clock to every worker.
+                Some((0, empty(0)))
+            }
             Err(RecvTimeoutError::Timeout) => {
                 let timeout = self.idle_timeout.unwrap_or(Duration::MAX);
                 let gone: Vec<u32> = (0..s.ended.len())
@@ -198,6 +218,7 @@ impl Arrivals {
         chunk.index = index;
         chunk.input = i;
         chunk.clock = self.clock.read(index);
+        s.last_cut = Some((index, chunk.clock));
         chunk.cut = None;
         chunk.watermark = self.periodic.is_some_and(|every| {
             let due = s.marked.elapsed() >= every || (chunk.watermark && chunk.lines.is_empty());

@@ -493,6 +493,7 @@ pub(crate) fn chunks<P: crate::JobParts>(
     let config = how.config;
     // Several inputs' chunkers keep every chunk: the merge needs them all, and keeps `share`'s.
     let live = inputs.iter().any(|i| i.live);
+    let several_live = live && inputs.len() > 1;
     let own = if inputs.len() == 1 {
         how.share
     } else {
@@ -509,10 +510,12 @@ pub(crate) fn chunks<P: crate::JobParts>(
                 input.csv_header,
                 own,
             );
-            let timers = Arc::clone(how.timers);
+            // Several inputs with a live one: the arrivals cut the timers' empty chunks (in
+            // the job's numbering), not each input's reader.
+            let timers = (input.live && !several_live).then(|| Arc::clone(how.timers));
             chunker
                 .with_watermarks(config.watermark_interval)
-                .with_clock(config.chunk_clock, input.live.then_some(timers))
+                .with_clock(config.chunk_clock, timers)
                 .live_if(input.live)
         })
         .collect();
@@ -523,6 +526,7 @@ pub(crate) fn chunks<P: crate::JobParts>(
             config.chunk_clock,
             periodic,
             config.idle_timeout,
+            Some(Arc::clone(how.timers)),
         );
         return (Chunks::Arrivals(Box::new(arrivals)), None);
     }

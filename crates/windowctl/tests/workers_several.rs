@@ -285,3 +285,51 @@ fn a_live_input_among_files_is_taken_as_it_comes_under_workers() {
         );
     }
 }
+
+#[test]
+fn processing_time_windows_fire_while_a_socket_beside_a_file_pauses() {
+    // A file of one element and a socket that sends 10 elements, waits, then closes:
+    // processing-time windows of 200 ms fire while the socket pauses (the arrivals cut an
+    // empty chunk when a worker's timer is due), so every element is counted once.
+    let dir = scratch("processing");
+    fs::write(dir.join("one.csv"), "event_time_ms,key,value\n1,f,1\n").expect("input");
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = listener.local_addr().expect("its address").to_string();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("the job connects");
+        for i in 0..10 {
+            writeln!(conn, "{i},k,1").expect("sent");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(700));
+    });
+    let args = strings(&[
+        "--input",
+        "one.csv",
+        "--socket",
+        &addr,
+        "--time",
+        "processing",
+    ]);
+    let args = [
+        args,
+        strings(&["--window", "tumbling:200ms", "--agg", "count"]),
+    ]
+    .concat();
+    let o = windowctl(&dir, &[args, strings(&["--workers", "2"])].concat(), &[]);
+    server.join().expect("the server ends");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let total: f64 = out
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.rsplit(',')
+                .next()
+                .expect("count")
+                .parse::<f64>()
+                .expect("a number")
+        })
+        .sum();
+    assert_eq!(total, 11.0, "{out}");
+}
