@@ -84,6 +84,27 @@ impl InputIdentity {
     }
 }
 
+impl InputIdentity {
+    /// The identity of several inputs in their order: their sizes summed, and FNV-1a of every
+    /// input's size and checksum in turn (so that another file, size or order differs); one
+    /// input's own identity for one.
+    #[must_use]
+    pub fn combined(inputs: &[InputIdentity]) -> Self {
+        if let [one] = inputs {
+            return *one;
+        }
+        let mut all = Vec::with_capacity(16 * inputs.len());
+        for i in inputs {
+            all.extend_from_slice(&i.bytes.to_le_bytes());
+            all.extend_from_slice(&i.head.to_le_bytes());
+        }
+        Self {
+            bytes: inputs.iter().map(|i| i.bytes).sum(),
+            head: fnv1a(&all),
+        }
+    }
+}
+
 /// FNV-1a, 64 bits: the same on every machine and build.
 #[must_use]
 pub fn fnv1a(bytes: &[u8]) -> u64 {
@@ -231,16 +252,16 @@ impl Hello {
         }
         if self.input.bytes != ours.input.bytes {
             return Err(format!(
-                "the input file differs: {} bytes here, {} bytes at {them} (every process must \
-                 read the same file)",
+                "the input differs: {} bytes here, {} bytes at {them} (every process must \
+                 read the same files, in the same order)",
                 ours.input.bytes, self.input.bytes
             ));
         }
         if self.input.head != ours.input.head {
             return Err(format!(
-                "the input file differs: both are {} bytes, but their first {} KiB are not the \
-                 same (checksum {:016x} here, {:016x} at {them}); every process must read the \
-                 same file",
+                "the input differs: both are {} bytes, but their first {} KiB are not the same \
+                 (of each file; checksum {:016x} here, {:016x} at {them}); every process must \
+                 read the same files, in the same order",
                 ours.input.bytes,
                 INPUT_HEAD_BYTES >> 10,
                 ours.input.head,

@@ -93,7 +93,10 @@ fn input_difference(all: &[EndMessage], mine: Option<(u32, u64, u64)>) -> Option
     let other = all.iter().find(|m| (m.read.1, m.read.2) != (bytes, hash))?;
     let (p, b, h) = other.read;
     Some(format!(
-        "process {p} read other input bytes than process {me} ({b} bytes, FNV-1a {h:016x} there;          {bytes} bytes, {hash:016x} here): the input files differ after their first 64 KiB, and          the output is not the job's; run every process on the same file"
+        "process {p} read other input bytes than process {me} ({b} bytes, FNV-1a {h:016x} \
+         there; {bytes} bytes, {hash:016x} here): the input files differ beyond what the \
+         processes compared when they connected (each file's size and first 64 KiB), and the \
+         output is not the job's; run every process on the same files"
     ))
 }
 

@@ -560,12 +560,16 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
         return Ok(None);
     }
     let job = job_parts(plan, config, processes);
-    // The first input's size and first bytes (a file: stdin is refused above); one that cannot
-    // be read is reported when the job opens it. (Every input's bytes are compared at the end.)
-    let input = match &plan.inputs[0].0 {
-        InputSpec::File(path) => InputIdentity::of_file(path).unwrap_or_default(),
-        _ => InputIdentity::default(),
-    };
+    // Every input's size and first bytes, in order (files: stdin and sockets are refused
+    // above); one that cannot be read is reported when the job opens it. (Every byte read is
+    // compared at the end.)
+    let each: Vec<InputIdentity> = (plan.inputs.iter())
+        .map(|(spec, _)| match spec {
+            InputSpec::File(path) => InputIdentity::of_file(path).unwrap_or_default(),
+            _ => InputIdentity::default(),
+        })
+        .collect();
+    let input = InputIdentity::combined(&each);
     Ok(Some(Cluster {
         process,
         addresses,

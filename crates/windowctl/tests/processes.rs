@@ -515,16 +515,8 @@ fn a_process_with_another_input_or_late_output_is_refused_saying_what_differs() 
     }
     let mut rng = Rng(77);
     let text = input(&mut rng, 600, 7, false);
-    let job = strings(&[
-        "--input",
-        "in.csv",
-        "--window",
-        "tumbling:20ms",
-        "--agg",
-        "count",
-        "--output",
-        "out.csv",
-    ]);
+    let mut job = strings(&["--input", "in.csv", "--window", "tumbling:20ms"]);
+    job.extend(strings(&["--agg", "count", "--output", "out.csv"]));
     // Another file of the same name on process 1: shorter, then as long but with other bytes.
     let shorter = text[..text.len() - 40].to_string();
     let same_size = text.replacen("k1,", "k2,", 1);
@@ -548,13 +540,30 @@ fn a_process_with_another_input_or_late_output_is_refused_saying_what_differs() 
         for (p, o) in [(0, &p0), (1, &p1)] {
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(1), "process {p}: {err}");
-            assert!(err.contains("the input file differs"), "process {p}: {err}");
+            assert!(err.contains("the input differs"), "process {p}: {err}");
         }
         let err0 = String::from_utf8_lossy(&p0.stderr);
         assert!(err0.contains(&what), "{err0}");
         assert!(
             read(&dirs[0], "out.csv").is_none_or(|o| o.lines().count() <= 1),
             "process 0 wrote results"
+        );
+    }
+
+    // Two inputs, in another order on process 1 (the hello compared the first one only).
+    for d in &dirs {
+        fs::write(d.join("in.csv"), &text).expect("input");
+        fs::write(d.join("in2.csv"), &shorter).expect("input 2");
+    }
+    let two = [job.clone(), strings(&["--input", "in2.csv"])].concat();
+    let swapped = [strings(&["--input", "in2.csv"]), job.clone()].concat();
+    let (hosts, _) = hostfile(&root, 2);
+    let reaper = spawn_pair([&dirs[0], &dirs[1]], [&two, &swapped], &hosts);
+    for (p, o) in wait_pair(reaper, 30).iter().enumerate() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.code() == Some(1) && err.contains("the input differs"),
+            "{p}: {err}"
         );
     }
 
