@@ -23,7 +23,7 @@ use crate::job_file;
 use crate::resolve::{
     numeric_aggregates, resolve, DelayOrigin, Field, Given, Origins, Resolved, AGG, DEAD_LETTER,
     DELIMITER, FORMAT, IDLE_TIMEOUT, INPUT, KEY_FIELD, LATE_OUTPUT, ON_ERROR, OUTPUT,
-    OUTPUT_FORMAT, OUT_OF_ORDERNESS, STRATEGY, TIME, TIME_UNIT, WINDOW, WINDOW_ALL,
+    OUTPUT_FORMAT, OUT_OF_ORDERNESS, SOCKET, STRATEGY, TIME, TIME_UNIT, WINDOW, WINDOW_ALL,
 };
 
 /// Watermark delay of the default job, on the bundled data (see the crate doc): 6 h.
@@ -209,7 +209,21 @@ fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
 /// socket named).
 fn inputs(io: &IoSpec, bundled: bool, o: Origins<'_>) -> Result<Vec<(InputSpec, InputFormat)>> {
     let mut specs: Vec<InputSpec> = io.input.iter().map(|p| InputSpec::parse(p)).collect();
-    specs.extend(io.socket.iter().map(|a| InputSpec::Socket(a.clone())));
+    for addr in &io.socket {
+        // HOST:PORT, as `TcpStream::connect` takes it (a port from 1 to 65535): anything else
+        // is a usage error, not a failed connection.
+        let port = addr
+            .rsplit_once(':')
+            .map(|(host, port)| (host, port.parse::<u16>()));
+        if !matches!(port, Some((host, Ok(p))) if !host.is_empty() && p != 0) {
+            bail!(
+                "{} {addr}: not HOST:PORT (a host name or address, then a port from 1 to \
+                 65535, as 127.0.0.1:9999 or [::1]:9999)",
+                o.subject(SOCKET)
+            );
+        }
+        specs.push(InputSpec::Socket(addr.clone()));
+    }
     if bundled {
         // Found from the current directory or the binary; an error names both places.
         specs.push(InputSpec::File(find_bundled_data()?));

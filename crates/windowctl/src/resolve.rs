@@ -68,7 +68,7 @@ impl Field {
 /// `--input` / `io.input`.
 pub(crate) const INPUT: Field = Field::new("input", "io.input");
 /// `--socket` / `io.socket`.
-const SOCKET: Field = Field::new("socket", "io.socket");
+pub(crate) const SOCKET: Field = Field::new("socket", "io.socket");
 /// `--format` / `io.format`.
 pub(crate) const FORMAT: Field = Field::new("format", "io.format");
 /// `--no-header` / `io.no_header`.
