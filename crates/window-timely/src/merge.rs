@@ -121,7 +121,9 @@ impl Merged {
         (0..self.inputs.len())
             .map(|i| crate::cut::InputCut {
                 offset: s.merged[i].0,
-                header: self.inputs[i].header(),
+                // An input none of whose chunks is merged yet is read again from its start,
+                // header line included: no header in front (it was read ahead already).
+                header: self.inputs[i].header().filter(|_| s.merged[i].1 > 0),
                 chunks: s.merged[i].1,
                 ended: s.ended[i] && s.ahead[i].is_none(),
                 ..crate::cut::InputCut::default()

@@ -205,6 +205,23 @@ fn validate(resolved: Resolved, o: Origins<'_>) -> Result<Plan> {
     })
 }
 
+/// Whether `addr` is HOST:PORT: a port of digits from 1 to 65535 after the last `:`, and a host
+/// name (no space, slash, bracket or colon) or an IPv6 address in brackets before it.
+fn is_host_port(addr: &str) -> bool {
+    let Some((host, port)) = addr.rsplit_once(':') else {
+        return false;
+    };
+    let port_ok =
+        port.bytes().all(|b| b.is_ascii_digit()) && port.parse::<u16>().is_ok_and(|p| p != 0);
+    let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
+        None => {
+            !host.is_empty() && !host.contains(|c: char| c.is_whitespace() || "/\\[]:".contains(c))
+        }
+    };
+    port_ok && host_ok
+}
+
 /// The inputs of `io` with their formats; the bundled data when `bundled` (no input and no
 /// socket named).
 fn inputs(io: &IoSpec, bundled: bool, o: Origins<'_>) -> Result<Vec<(InputSpec, InputFormat)>> {
@@ -212,10 +229,7 @@ fn inputs(io: &IoSpec, bundled: bool, o: Origins<'_>) -> Result<Vec<(InputSpec, 
     for addr in &io.socket {
         // HOST:PORT, as `TcpStream::connect` takes it (a port from 1 to 65535): anything else
         // is a usage error, not a failed connection.
-        let port = addr
-            .rsplit_once(':')
-            .map(|(host, port)| (host, port.parse::<u16>()));
-        if !matches!(port, Some((host, Ok(p))) if !host.is_empty() && p != 0) {
+        if !is_host_port(addr) {
             bail!(
                 "{} {addr}: not HOST:PORT (a host name or address, then a port from 1 to \
                  65535, as 127.0.0.1:9999 or [::1]:9999)",

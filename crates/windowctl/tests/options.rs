@@ -493,7 +493,22 @@ fn a_failed_write_names_the_output_it_failed_on() {
 #[test]
 fn a_socket_address_that_is_no_host_and_port_is_a_usage_error() {
     // A fresh-user trial: these failed as connections (exit 1, "invalid socket address").
-    for addr in ["127.0.0.1", "127.0.0.1:99999", ":17999", "127.0.0.1:0"] {
+    let bad = [
+        "127.0.0.1",
+        "127.0.0.1:99999",
+        ":17999",
+        "127.0.0.1:0",
+        "localhost:+80",
+    ];
+    let more = [
+        "[::1",
+        "[abc]:80",
+        "::1:7777",
+        "a b:80",
+        "ex/ample:80",
+        "http://h:80",
+    ];
+    for addr in bad.into_iter().chain(more) {
         let o = windowctl(&["--socket", addr, "--window", "tumbling:1s"]);
         assert_eq!(o.status.code(), Some(2), "{addr}: {}", stderr(&o));
         assert!(
