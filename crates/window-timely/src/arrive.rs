@@ -14,7 +14,6 @@
 //! sent nothing for that long is told idle in an empty chunk: the watermark no longer waits
 //! for it (Flink's `StatusWatermarkValve`), until its next chunk makes it active again.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +22,7 @@ use parking_lot::Mutex;
 
 use crate::chunks::{Chunk, Chunker, Take};
 use crate::clock::{ChunkClock, Timers, LOOK_AGAIN};
+use crate::merge::{take_numbered, Numbered};
 
 /// Chunks read ahead by the inputs' threads, in all.
 const AHEAD: usize = 8;
@@ -44,13 +44,11 @@ pub(crate) struct Arrivals {
 }
 
 struct State {
-    next: u64,
-    pending: BTreeMap<u64, Chunk>,
+    /// The job's chunks numbered so far.
+    n: Numbered,
     ended: Vec<bool>,
     /// When each input last sent a chunk (or the start), and whether it was told idle.
     active: Vec<(Instant, bool)>,
-    end: Option<u64>,
-    failed: Option<(u64, u32, String)>,
     /// When the last chunk was marked for a periodic watermark.
     marked: Instant,
     /// The last chunk numbered and its processing time.
@@ -92,12 +90,9 @@ impl Arrivals {
         Self {
             from,
             state: Mutex::new(State {
-                next: 0,
-                pending: BTreeMap::new(),
+                n: Numbered::default(),
                 ended: vec![false; n],
                 active: vec![(now, false); n],
-                end: None,
-                failed: None,
                 marked: now,
                 last_cut: None,
             }),
@@ -112,31 +107,15 @@ impl Arrivals {
     /// Chunk `index` of the job, read now if no one has read it yet; each chunk is handed out
     /// once. A failed read is [`Take::Failed`] with the failing input.
     pub(crate) fn take(&self, index: u64) -> (Take, u32) {
-        loop {
-            let to_read = |s: &State| s.next <= index && s.end.is_none() && s.failed.is_none();
-            {
-                let mut s = self.state.lock();
-                if let Some(chunk) = s.pending.remove(&index) {
-                    let input = chunk.input;
-                    return (Take::Chunk(chunk), input);
-                }
-                if !to_read(&s) {
-                    return match &s.failed {
-                        Some((at, input, message)) if *at == index => {
-                            (Take::Failed(message.clone()), *input)
-                        }
-                        _ => (Take::End, 0),
-                    };
-                }
-            }
-            let Some(_reading) = self.reading.try_lock_for(crate::chunks::LOOK_AGAIN) else {
-                continue;
-            };
-            if !to_read(&self.state.lock()) {
-                continue; // taken by another worker while this one waited
-            }
-            self.arrive();
-        }
+        take_numbered(
+            &self.state,
+            &self.reading,
+            index,
+            |s| &mut s.n,
+            || {
+                self.arrive();
+            },
+        )
     }
 
     /// When the next input that sends nothing counts as idle, if any does.
@@ -177,7 +156,7 @@ impl Arrivals {
             Ok((i, Take::End)) => {
                 s.ended[i as usize] = true;
                 if s.ended.iter().all(|&e| e) {
-                    s.end = Some(s.next);
+                    s.n.end = Some(s.n.next);
                     return;
                 }
                 // The others go on: its end is told at once.
@@ -186,7 +165,7 @@ impl Arrivals {
                 Some((i, empty))
             }
             Ok((i, Take::Failed(message))) => {
-                s.failed = Some((s.next, i, message));
+                s.n.failed = Some((s.n.next, i, message));
                 return;
             }
             Err(RecvTimeoutError::Timeout) if timer.is_some_and(|t| t <= now) => {
@@ -209,12 +188,12 @@ impl Arrivals {
                 Some((first, empty))
             }
             Err(RecvTimeoutError::Disconnected) => {
-                s.end = Some(s.next);
+                s.n.end = Some(s.n.next);
                 return;
             }
         };
         let Some((i, mut chunk)) = chunk else { return };
-        let index = s.next;
+        let index = s.n.next;
         chunk.index = index;
         chunk.input = i;
         chunk.clock = self.clock.read(index);
@@ -227,8 +206,8 @@ impl Arrivals {
             }
             due
         });
-        s.pending.insert(index, chunk);
-        s.next += 1;
+        s.n.pending.insert(index, chunk);
+        s.n.next += 1;
     }
 }
 

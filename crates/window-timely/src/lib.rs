@@ -130,9 +130,10 @@ pub struct TimelyConfig {
     /// number of workers for every worker to get keys. The output does not depend on it.
     pub key_groups: u32,
     /// Periodic watermarks (Flink's `autoWatermarkInterval`, windowctl's
-    /// `--watermark-interval`): the watermark is emitted after the chunk cut once this much wall
-    /// clock time has passed since the last one (and after a live input's chunk cut because the
-    /// input paused), instead of after every element. `None`: after every element.
+    /// `--watermark-interval`): the watermark is emitted after the first chunk cut once this
+    /// much wall clock time has passed since the start or the last one (a live input that
+    /// pauses gets an empty chunk for it), instead of after every element. `None`: after every
+    /// element.
     pub watermark_interval: Option<std::time::Duration>,
     /// A processing-time job (`--time processing`): elements are at the processing time of
     /// their chunk, windows fire as the chunks' clock readings pass their ends, and nothing
@@ -215,7 +216,7 @@ pub enum TimelyError {
     /// A checkpoint could not be taken, or the one to resume from could not be restored.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
-    /// The inputs given cannot run together (none; a live one among several).
+    /// No input was given.
     #[error("{0}")]
     Inputs(String),
 }
@@ -339,12 +340,13 @@ where
 /// [`run`], with checkpoints ([`cut`]): resumed from `checkpoints.resume` if given (the input
 /// is read from the byte after the cut, each worker restores the key groups it owns; `keys`
 /// must be the dictionary of the checkpoint, every key with its id of then), and a cut handed
-/// to `checkpoints.write` every `checkpoints.interval`. One process, one input.
+/// to `checkpoints.write` every `checkpoints.interval`. One process; several inputs must be
+/// files (each is read on from its own offset in the cut).
 ///
 /// # Errors
 /// As [`run`]; [`TimelyError::Checkpoint`] when the cut was taken with another number of key
-/// groups, or the input cannot be read up to it, or there are several inputs;
-/// [`TimelyError::Inputs`] for no input, or a live one among several.
+/// groups or inputs, an input cannot be read up to it, or a live input is among several;
+/// [`TimelyError::Inputs`] for no input.
 pub fn run_checkpointed<P, O>(
     config: TimelyConfig,
     parts: Arc<P>,

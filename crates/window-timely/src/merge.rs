@@ -47,10 +47,8 @@ pub(crate) struct Merged {
 }
 
 struct State {
-    /// The next chunk of the job.
-    next: u64,
-    /// Chunks merged and not yet taken.
-    pending: BTreeMap<u64, Chunk>,
+    /// The job's chunks merged so far.
+    n: Numbered,
     /// Each input's next chunk (its own index), once read ahead, with its first event time.
     ahead: Vec<Option<(Option<i64>, Chunk)>>,
     /// Each input's next chunk index of its own.
@@ -61,10 +59,6 @@ struct State {
     started: Vec<bool>,
     /// Inputs that ended before any of their chunks was merged, not yet told.
     untold: Vec<u32>,
-    /// Where the job's chunks end, once known.
-    end: Option<u64>,
-    /// A failed read: the job's chunk where it happened, its input and the message.
-    failed: Option<(u64, u32, String)>,
     /// When the last chunk was marked for a periodic watermark.
     marked: Option<std::time::Instant>,
     /// When the last chunk was marked for a checkpoint (from the start).
@@ -82,15 +76,12 @@ impl Merged {
             inputs,
             first_time,
             state: Mutex::new(State {
-                next: 0,
-                pending: BTreeMap::new(),
+                n: Numbered::default(),
                 ahead: (0..n).map(|_| None).collect(),
                 local: vec![0; n],
                 ended: vec![false; n],
                 started: vec![false; n],
                 untold: Vec::new(),
-                end: None,
-                failed: None,
                 marked: None,
                 cut_at: std::time::Instant::now(),
                 merged: vec![(0, 0); n],
@@ -107,7 +98,7 @@ impl Merged {
     /// chunks numbered on from the cut, each input where it stood in the merge then.
     fn resume(&mut self, cut: &crate::Cut) {
         let s = self.state.get_mut();
-        s.next = cut.chunk + 1;
+        s.n.next = cut.chunk + 1;
         for (i, at) in cut.inputs.iter().enumerate() {
             s.local[i] = at.chunks;
             s.ended[i] = at.ended;
@@ -149,31 +140,15 @@ impl Merged {
     /// it, which stay for their workers). Each chunk is handed out once. A failed read is
     /// [`Take::Failed`] with the failing input.
     pub(crate) fn take(&self, index: u64) -> (Take, u32) {
-        loop {
-            let to_read = |s: &State| s.next <= index && s.end.is_none() && s.failed.is_none();
-            {
-                let mut s = self.state.lock();
-                if let Some(chunk) = s.pending.remove(&index) {
-                    let input = chunk.input;
-                    return (Take::Chunk(chunk), input);
-                }
-                if !to_read(&s) {
-                    return match &s.failed {
-                        Some((at, input, message)) if *at == index => {
-                            (Take::Failed(message.clone()), *input)
-                        }
-                        _ => (Take::End, 0),
-                    };
-                }
-            }
-            let Some(_reading) = self.reading.try_lock_for(crate::chunks::LOOK_AGAIN) else {
-                continue;
-            };
-            if !to_read(&self.state.lock()) {
-                continue; // merged by another worker while this one waited
-            }
-            self.merge_next();
-        }
+        take_numbered(
+            &self.state,
+            &self.reading,
+            index,
+            |s| &mut s.n,
+            || {
+                self.merge_next();
+            },
+        )
     }
 
     /// Reads ahead the next chunk of every open input that has none, then merges the one with
@@ -183,7 +158,7 @@ impl Merged {
             if let Err(message) = self.read_ahead(i) {
                 // The chunks merged so far are whole: the failure is the next one's.
                 let mut s = self.state.lock();
-                s.failed = Some((s.next, i as u32, message));
+                s.n.failed = Some((s.n.next, i as u32, message));
                 return;
             }
         }
@@ -197,7 +172,7 @@ impl Merged {
             })
             .min();
         let Some((_, i)) = chosen else {
-            s.end = Some(s.next);
+            s.n.end = Some(s.n.next);
             return;
         };
         let (_, mut chunk) = s.ahead[i].take().expect("chosen among those read ahead");
@@ -207,11 +182,11 @@ impl Merged {
         // is the job's chunk after this one.
         let read = self.read_ahead(i);
         let mut s = self.state.lock();
-        let index = s.next;
+        let index = s.n.next;
         let ok = match read {
             Ok(()) => true,
             Err(message) => {
-                s.failed = Some((index + 1, i as u32, message));
+                s.n.failed = Some((index + 1, i as u32, message));
                 false
             }
         };
@@ -240,9 +215,9 @@ impl Merged {
             due
         });
         if self.share.keeps(index) {
-            s.pending.insert(index, chunk);
+            s.n.pending.insert(index, chunk);
         }
-        s.next += 1;
+        s.n.next += 1;
     }
 
     /// Reads input `i`'s next chunk ahead if it is open and has none.
@@ -279,6 +254,68 @@ impl Merged {
                 Err(message)
             }
         }
+    }
+}
+
+/// The job's chunks as one reader at a time numbers them ([`Merged`],
+/// [`crate::arrive::Arrivals`]), the others taking theirs.
+#[derive(Debug, Default)]
+pub(crate) struct Numbered {
+    /// The next chunk of the job.
+    pub(crate) next: u64,
+    /// Chunks numbered and not yet taken.
+    pub(crate) pending: BTreeMap<u64, Chunk>,
+    /// Where the job's chunks end, once known.
+    pub(crate) end: Option<u64>,
+    /// A failed read: the job's chunk where it happened, its input and the message.
+    pub(crate) failed: Option<(u64, u32, String)>,
+}
+
+impl Numbered {
+    /// Whether chunk `index` is still to be numbered (no end or failure before it).
+    fn to_number(&self, index: u64) -> bool {
+        self.next <= index && self.end.is_none() && self.failed.is_none()
+    }
+
+    /// What a worker asking for chunk `index` gets now (the chunk, the failure there, or the
+    /// end), with the input a failure is of; `None` while the chunk is still to be numbered.
+    fn answer(&mut self, index: u64) -> Option<(Take, u32)> {
+        if let Some(chunk) = self.pending.remove(&index) {
+            let input = chunk.input;
+            return Some((Take::Chunk(chunk), input));
+        }
+        if self.to_number(index) {
+            return None;
+        }
+        Some(match &self.failed {
+            Some((at, input, message)) if *at == index => (Take::Failed(message.clone()), *input),
+            _ => (Take::End, 0),
+        })
+    }
+}
+
+/// Chunk `index` of the job from `state` (its numbering `n`): taken if numbered already, else
+/// numbered now by `number_next` (by one worker at a time, holding `reading`; the state is
+/// free meanwhile) with the chunks before it, which stay for their workers. Each chunk is handed
+/// out once.
+pub(crate) fn take_numbered<S>(
+    state: &Mutex<S>,
+    reading: &Mutex<()>,
+    index: u64,
+    n: impl Fn(&mut S) -> &mut Numbered,
+    number_next: impl Fn(),
+) -> (Take, u32) {
+    loop {
+        if let Some(answer) = n(&mut state.lock()).answer(index) {
+            return answer;
+        }
+        let Some(_reading) = reading.try_lock_for(crate::chunks::LOOK_AGAIN) else {
+            continue;
+        };
+        if !n(&mut state.lock()).to_number(index) {
+            continue; // numbered by another worker while this one waited
+        }
+        number_next();
     }
 }
 
@@ -496,6 +533,7 @@ pub(crate) fn chunks<P: crate::JobParts>(
     // Several inputs' chunkers keep every chunk: the merge needs them all, and keeps `share`'s.
     let live = inputs.iter().any(|i| i.live);
     let several_live = live && inputs.len() > 1;
+    let one = inputs.len() == 1;
     let own = if inputs.len() == 1 {
         how.share
     } else {
@@ -515,8 +553,11 @@ pub(crate) fn chunks<P: crate::JobParts>(
             // Several inputs with a live one: the arrivals cut the timers' empty chunks (in
             // the job's numbering), not each input's reader.
             let timers = (input.live && !several_live).then(|| Arc::clone(how.timers));
+            // Merged files are marked by the merge; a live input's own marks give the empty
+            // chunk of a watermark owed while it pauses.
+            let periodic = config.watermark_interval.filter(|_| live || one);
             chunker
-                .with_watermarks(config.watermark_interval)
+                .with_watermarks(periodic)
                 .with_clock(config.chunk_clock, timers)
                 .live_if(input.live)
         })

@@ -62,6 +62,22 @@ fn outputs(dir: &Path) -> [Vec<u8>; 3] {
     ["out.csv", "late.csv", "dead.csv"].map(|f| fs::read(dir.join(f)).unwrap_or_default())
 }
 
+/// Asserts that a resumed run's outputs (`got`) are an uninterrupted run's (`base`), byte for
+/// byte, naming the one that differs.
+fn assert_same(what: &str, got: &[Vec<u8>; 3], base: &[Vec<u8>; 3]) {
+    for (i, name) in ["results", "late output", "dead letters"]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            got[i] == base[i],
+            "{what}: {name} differ after the resume: {} vs {}",
+            String::from_utf8_lossy(&got[i]),
+            String::from_utf8_lossy(&base[i])
+        );
+    }
+}
+
 /// A random job's arguments (without its outputs).
 fn job(rng: &mut Rng) -> Vec<String> {
     let window = match rng.below(4) {
@@ -158,17 +174,7 @@ fn a_job_checkpointed_with_n_workers_resumes_with_m_and_writes_the_same_bytes() 
             resumed += 1;
         }
         let got = outputs(&dir);
-        for (i, name) in ["results", "late output", "dead letters"]
-            .iter()
-            .enumerate()
-        {
-            assert!(
-                got[i] == base[i],
-                "{what}: {name} differ after the resume: {} vs {}",
-                String::from_utf8_lossy(&got[i]),
-                String::from_utf8_lossy(&base[i])
-            );
-        }
+        assert_same(&what, &got, &base);
         // A rerun of the finished job writes nothing.
         let o = run(&dir, &full(&job, n, true), &[]);
         assert!(stderr(&o).contains("already ran to the end"), "{what}");
@@ -474,17 +480,7 @@ fn a_job_of_several_inputs_resumes_with_other_worker_counts() {
         assert!(o.status.success(), "{what}: resume: {}", stderr(&o));
         resumed += u32::from(crashed && stderr(&o).contains("resumed from checkpoint"));
         let got = outputs(&dir);
-        for (i, name) in ["results", "late output", "dead letters"]
-            .iter()
-            .enumerate()
-        {
-            assert!(
-                got[i] == base[i],
-                "{what}: {name} differ after the resume: {} vs {}",
-                String::from_utf8_lossy(&got[i]),
-                String::from_utf8_lossy(&base[i])
-            );
-        }
+        assert_same(&what, &got, &base);
     }
     assert!(
         resumed >= 4,
