@@ -28,19 +28,10 @@ use parking_lot::RwLock;
 /// Id 0, [`KeyId::default`], is the empty key: the one key of a job without keys (Flink's
 /// `windowAll`), which a computation keys by `K::default()`. Readers never make it (they refuse
 /// empty keys). Ids of different dictionaries are unrelated.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-)]
+///
+/// Serde writes it as its `u32`, or renumbered for a snapshot that moves between dictionaries
+/// ([`crate::portable`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyId(u32);
 
 impl KeyId {
@@ -49,6 +40,16 @@ impl KeyId {
     #[must_use]
     pub fn index(self) -> usize {
         self.0 as usize
+    }
+
+    /// The id as its `u32` (for [`crate::portable`]'s serde).
+    pub(crate) fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// The id `n` (for [`crate::portable`]'s serde).
+    pub(crate) fn from_raw(n: u32) -> Self {
+        Self(n)
     }
 }
 
@@ -113,6 +114,13 @@ impl KeyDictionary {
     #[must_use]
     pub fn text(&self, id: KeyId) -> Option<Arc<str>> {
         self.inner.read().texts.get(id.index()).cloned()
+    }
+
+    /// The text of the key whose id has index `index` ([`KeyId::index`]), if this dictionary
+    /// made it (for tables indexed by key id).
+    #[must_use]
+    pub fn text_at(&self, index: usize) -> Option<Arc<str>> {
+        self.inner.read().texts.get(index).cloned()
     }
 
     /// The texts of every key after the empty one, in id order (ids 1, 2 ...): what a

@@ -16,6 +16,7 @@ mod keys;
 mod lines;
 mod parse;
 mod policy;
+pub mod portable;
 mod reader;
 pub use reader::CsvQuotes;
 mod rows;

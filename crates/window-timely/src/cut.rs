@@ -82,15 +82,27 @@ pub struct Cut {
     pub rejected: u64,
     /// The number of key groups (a resume must use the same).
     pub key_groups: u32,
-    /// Each key group's snapshot, by group, in group order.
-    pub groups: Vec<(u32, Vec<u8>)>,
+    /// Each key group's snapshot, in group order.
+    pub groups: Vec<GroupCut>,
     /// Each key's rank (its first element's place in the input, `chunk << 32 | place`), by its
-    /// id in the job's key dictionary, which the checkpoint holds too (checkpoints are taken in
-    /// one process, whose workers share the dictionary): no text per key.
-    pub ranks: Vec<(u32, u64)>,
+    /// text (the processes of a cluster have dictionaries of their own), in rank order.
+    pub ranks: Vec<(String, u64)>,
     /// Several inputs: where each stands (the fields above for the input are then input 0's,
     /// but for `offset` and `header`, which are unused); empty for one input.
     pub inputs: Vec<InputCut>,
+}
+
+/// One key group's snapshot (its computation's `snapshot`, written with key ids renumbered,
+/// [`window_io::portable`]) and the texts of the keys it names, in their renumbered order: any
+/// process restores it into its own dictionary, whichever process wrote it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupCut {
+    /// The key group.
+    pub group: u32,
+    /// The texts of the keys the snapshot names: key number `n` in `bytes` is `keys[n]`.
+    pub keys: Vec<String>,
+    /// The snapshot.
+    pub bytes: Vec<u8>,
 }
 
 /// Checkpoints of a run ([`crate::run_checkpointed`]).
@@ -121,8 +133,8 @@ impl<O> std::fmt::Debug for Checkpointing<O> {
 /// One worker's part of a cut.
 #[derive(Debug, Default)]
 pub(crate) struct Part {
-    pub(crate) groups: Vec<(u32, Vec<u8>)>,
-    pub(crate) ranks: Vec<(u32, u64)>,
+    pub(crate) groups: Vec<GroupCut>,
+    pub(crate) ranks: Vec<(String, u64)>,
     pub(crate) rejected: u64,
     /// The reporter's (worker 0's): events, lines, max, watermark.
     pub(crate) global: Option<(u64, u64, Option<i64>, i64)>,
@@ -209,7 +221,7 @@ impl Cuts {
                 }
             }
         }
-        cut.groups.sort_unstable_by_key(|g| g.0);
+        cut.groups.sort_unstable_by_key(|g| g.group);
         cut.ranks.sort_unstable_by_key(|r| r.1);
         Ok(Some(cut))
     }
@@ -234,11 +246,10 @@ pub(crate) fn prepare_resume<P: JobParts>(
         )));
     }
     // Every group restores (into a fresh computation) before anything is read or written.
-    for (g, bytes) in &cut.groups {
-        parts
-            .computation()
-            .restore(bytes)
-            .map_err(|e| TimelyError::Checkpoint(format!("key group {g}: {e}")))?;
+    let keys = window_io::KeyDictionary::default();
+    for g in &cut.groups {
+        crate::groups::restore_group(&mut parts.computation(), g, &keys, key_groups)
+            .map_err(|e| TimelyError::Checkpoint(format!("key group {}: {e}", g.group)))?;
     }
     let several = inputs.len() > 1;
     if several && cut.inputs.len() != inputs.len() {

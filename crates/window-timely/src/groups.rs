@@ -25,6 +25,8 @@ use window_core::{
 };
 use window_io::{KeyDictionary, KeyId};
 
+use crate::cut::GroupCut;
+
 /// The number of key groups when none is given: Flink's default max parallelism, 128.
 pub const DEFAULT_KEY_GROUPS: u32 = 128;
 
@@ -39,6 +41,32 @@ pub fn key_group(text: &str, groups: u32) -> u32 {
 #[must_use]
 pub fn owner(group: u32, groups: u32, workers: u32) -> u32 {
     (u64::from(group) * u64::from(workers) / u64::from(groups.max(1))) as u32
+}
+
+/// Loads group `cut.group`'s snapshot into `comp` (built fresh from the job), its keys'
+/// texts interned in `keys` first ([`window_io::portable::translated`]): the snapshot may come
+/// from a process with another dictionary.
+///
+/// # Errors
+/// A key that is not of the group (among `groups`), or bytes the computation refuses.
+pub(crate) fn restore_group<C>(
+    comp: &mut C,
+    cut: &GroupCut,
+    keys: &KeyDictionary,
+    groups: u32,
+) -> Result<(), SnapshotError>
+where
+    C: WindowComputation<KeyId, Number>,
+{
+    if let Some(k) = cut.keys.iter().find(|k| key_group(k, groups) != cut.group) {
+        return Err(SnapshotError::Invalid(format!(
+            "key {k:?} of key group {}'s snapshot is of group {}",
+            cut.group,
+            key_group(k, groups)
+        )));
+    }
+    let ids = cut.keys.iter().map(|k| keys.intern(k)).collect();
+    window_io::portable::translated(ids, || comp.restore(&cut.bytes))
 }
 
 /// The key group of each key id, computed from its text once (no hashing per element).
@@ -321,18 +349,37 @@ where
         s
     }
 
-    /// Each owned group's snapshot, as `(group, bytes)`; call after [`KeyGroups::catch_up`].
+    /// The dictionary the groups' keys are interned in.
+    pub(crate) fn keys(&self) -> &KeyDictionary {
+        &self.group_of.keys
+    }
+
+    /// Each owned group's snapshot, with its keys renumbered and their texts beside it
+    /// ([`window_io::portable`]): a process with another dictionary restores it. Call after
+    /// [`KeyGroups::catch_up`].
     ///
     /// # Errors
     /// A computation that cannot snapshot.
-    pub(crate) fn snapshot(&self) -> Result<Vec<(u32, Vec<u8>)>, SnapshotError> {
+    pub(crate) fn snapshot(&self) -> Result<Vec<GroupCut>, SnapshotError> {
         self.comps
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let mut bytes = Vec::new();
-                c.snapshot(&mut bytes)?;
-                Ok((self.first + i as u32, bytes))
+                let (done, ids) = window_io::portable::renumbered(|| c.snapshot(&mut bytes));
+                done?;
+                let keys = ids
+                    .into_iter()
+                    .map(|id| self.group_of.keys.text(id).map(|t| t.to_string()))
+                    .collect::<Option<Vec<String>>>()
+                    .ok_or_else(|| {
+                        SnapshotError::Invalid("a key id without text in the dictionary".into())
+                    })?;
+                Ok(GroupCut {
+                    group: self.first + i as u32,
+                    keys,
+                    bytes,
+                })
             })
             .collect()
     }
@@ -344,10 +391,10 @@ where
     /// A group not owned here, or bytes its computation refuses.
     pub(crate) fn restore(
         &mut self,
-        group: u32,
-        bytes: &[u8],
+        cut: &GroupCut,
         watermark: Timestamp,
     ) -> Result<(), SnapshotError> {
+        let group = cut.group;
         let i = group
             .checked_sub(self.first)
             .map(|i| i as usize)
@@ -355,7 +402,8 @@ where
             .ok_or_else(|| {
                 SnapshotError::Invalid(format!("key group {group} is not this worker's"))
             })?;
-        self.comps[i].restore(bytes)?;
+        let groups = self.group_of.groups;
+        restore_group(&mut self.comps[i], cut, &self.group_of.keys, groups)?;
         self.watermark = self.watermark.max(watermark);
         self.next[i] = None;
         self.requeue(i);
@@ -488,9 +536,9 @@ mod tests {
                     let mut h = [0, 1].map(|w| {
                         KeyGroups::new(make, GroupOf::new(Arc::clone(&keys), groups), w, 2)
                     });
-                    for (g, bytes) in &snaps {
-                        let w = owner(*g, groups, 2) as usize;
-                        h[w].restore(*g, bytes, w_of(&kg)).expect("restores");
+                    for g in &snaps {
+                        let w = owner(g.group, groups, 2) as usize;
+                        h[w].restore(g, w_of(&kg)).expect("restores");
                     }
                     halves = Some(h);
                 }

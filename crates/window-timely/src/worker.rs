@@ -428,9 +428,10 @@ where
             Err(e) => (Vec::new(), Some(format!("snapshotting a key group: {e}"))),
         };
         // Key ids are `u32`s: the index of each fits.
+        let keys = self.comp.keys();
         let ranks = (self.out.ranks.iter().enumerate())
             .filter(|(_, &r)| r != u64::MAX)
-            .map(|(i, &r)| (i as u32, r))
+            .filter_map(|(i, &r)| Some((keys.text_at(i)?.to_string(), r)))
             .collect();
         Part {
             groups,
@@ -457,20 +458,15 @@ where
         cut: &Cut,
         keys: &window_io::KeyDictionary,
     ) -> Result<(), String> {
-        for (g, bytes) in &cut.groups {
-            if self.comp.owns(*g) {
+        for g in &cut.groups {
+            if self.comp.owns(g.group) {
                 self.comp
-                    .restore(*g, bytes, cut.watermark)
-                    .map_err(|e| format!("restoring key group {g}: {e}"))?;
+                    .restore(g, cut.watermark)
+                    .map_err(|e| format!("restoring key group {}: {e}", g.group))?;
             }
         }
-        for &(id, rank) in &cut.ranks {
-            if id as usize >= keys.len() {
-                return Err(format!(
-                    "key id {id} of the checkpoint's ranks is not in its key dictionary"
-                ));
-            }
-            self.out.set_rank(id as usize, rank);
+        for (text, rank) in &cut.ranks {
+            self.out.set_rank(keys.intern(text).index(), *rank);
         }
         self.max = cut.max;
         self.watermark = cut.watermark;

@@ -46,8 +46,10 @@ const MAGIC: &[u8; 8] = b"WCTLCKPT";
 /// two forms, running sums (an exact inverse) or the segment tree (#15). Older files are
 /// refused. 7: the state is the single-threaded runtime's or a cut of a `--workers` run, per
 /// key group (issue #14). 8: a cut's key ranks by key id, not by key text. 9: a cut holds
-/// where each of several inputs stands.
-pub(crate) const FORMAT_VERSION: u32 = 9;
+/// where each of several inputs stands. 10: a cut names keys by text again (each key group's
+/// snapshot carries its keys' texts, `window_io::portable`), so that processes with
+/// dictionaries of their own take and resume it.
+pub(crate) const FORMAT_VERSION: u32 = 10;
 /// Checkpoints kept in the directory (the newest); older ones are deleted after a new one is
 /// in place (Flink's `state.checkpoints.num-retained`, here 3 so that two damaged files still
 /// leave one to resume from).

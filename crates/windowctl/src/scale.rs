@@ -151,9 +151,8 @@ pub(crate) fn run_timely(
         },
         None => None,
     };
-    let keys = resumable
-        .as_ref()
-        .map_or_else(KeyDictionary::shared, |r| Arc::clone(&r.keys));
+    // A resume interns the keys of the cut (by text) in it.
+    let keys = KeyDictionary::shared();
     let (inputs, read_by, progress) = open_inputs(plan)?;
     let describe_plan = Arc::new(plan.clone());
     let describe_keys = Arc::clone(&keys);
@@ -332,7 +331,7 @@ fn run_writer(
         if marks.is_none() {
             // A first checkpoint before anything is read, as without --workers: a run killed
             // before the next one resumes from the start with the outputs as they were.
-            scale_checkpoint::take(&r.checkpoints, &mut sink, &mut policy, &keys, None, false)?;
+            scale_checkpoint::take(&r.checkpoints, &mut sink, &mut policy, None, false)?;
         }
         checkpointing = Some(scale_checkpoint::checkpointing(r));
     }
@@ -354,7 +353,7 @@ fn run_writer(
     }
     if let Some(r) = resumable.as_deref().filter(|_| !outcome.interrupted) {
         // The end: a rerun says the job is done.
-        scale_checkpoint::take(&r.checkpoints, &mut sink, &mut policy, &keys, None, true)?;
+        scale_checkpoint::take(&r.checkpoints, &mut sink, &mut policy, None, true)?;
     }
     sink.finish()?;
     let facts = Facts {

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
 use engine::core::WindowComputation;
-use engine::io::{ErrorPolicy, KeyDictionary};
+use engine::io::ErrorPolicy;
 use window_timely::{Checkpointing, Cut};
 
 use crate::checkpoint::{CheckpointBody, JobState};
@@ -27,8 +27,6 @@ use crate::run::{finished_already, Checkpoints, Usage};
 pub(crate) struct Resumable {
     /// The directory and its counters (the writer thread takes checkpoints through it).
     pub(crate) checkpoints: Arc<Mutex<Checkpoints>>,
-    /// The key dictionary: the checkpoint's (every key with its id of then), or a new one.
-    pub(crate) keys: Arc<KeyDictionary>,
     /// The outputs' lengths to cut back to, on a resume.
     pub(crate) marks: Option<OutputMarks>,
     /// The cut to resume from (`None`: from the start).
@@ -53,7 +51,6 @@ pub(crate) fn open(plan: &Plan, dir: &Path, interval: &str) -> Result<Option<Res
     let Some(body) = checkpoints.resume.take() else {
         return Ok(Some(Resumable {
             checkpoints: Arc::new(Mutex::new(checkpoints)),
-            keys: KeyDictionary::shared(),
             marks: None,
             cut: None,
             skipped: 0,
@@ -73,12 +70,9 @@ pub(crate) fn open(plan: &Plan, dir: &Path, interval: &str) -> Result<Option<Res
         ))
         .into());
     };
-    let keys = KeyDictionary::restored(body.keys)
-        .map_err(|e| anyhow!("the checkpoint's key dictionary: {e}"))?;
     checkpoints.resumed_from = Some(body.sequence);
     Ok(Some(Resumable {
         checkpoints: Arc::new(Mutex::new(checkpoints)),
-        keys,
         marks: Some(body.outputs),
         cut,
         skipped,
@@ -94,7 +88,6 @@ pub(crate) fn take(
     checkpoints: &Mutex<Checkpoints>,
     out: &mut OutputSink,
     policy: &mut ErrorPolicy,
-    keys: &KeyDictionary,
     cut: Option<Cut>,
     finished: bool,
 ) -> Result<()> {
@@ -111,7 +104,9 @@ pub(crate) fn take(
         sequence: c.checkpointer.next_sequence(),
         finished,
         outputs,
-        keys: keys.texts(),
+        // The cut names keys by text (each key group's snapshot carries its keys' texts): no
+        // dictionary.
+        keys: Vec::new(),
         state: JobState::Workers {
             cut,
             skipped: policy.skipped,
@@ -143,7 +138,6 @@ fn crash_after() -> Option<u64> {
 /// the writer of checkpoints (on its writer thread).
 pub(crate) fn checkpointing(r: &mut Resumable) -> Checkpointing<OutputSink> {
     let checkpoints = Arc::clone(&r.checkpoints);
-    let keys = Arc::clone(&r.keys);
     let interval = checkpoints
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -153,7 +147,7 @@ pub(crate) fn checkpointing(r: &mut Resumable) -> Checkpointing<OutputSink> {
         resume: r.cut.take(),
         interval,
         write: Box::new(move |out, policy, cut| {
-            take(&checkpoints, out, policy, &keys, Some(cut), false).map_err(|e| format!("{e:#}"))
+            take(&checkpoints, out, policy, Some(cut), false).map_err(|e| format!("{e:#}"))
         }),
     }
 }
