@@ -271,8 +271,9 @@ impl Hello {
         if self.fingerprint != ours.fingerprint {
             return Err(format!(
                 "it runs another job ({}): start every process with the same job, input format, \
-                 --late-output (given to every process or none), --on-error, --workers and \
-                 --processes",
+                 --late-output (given to every process or none), --on-error, --workers, \
+                 --processes and --checkpoint-dir with --checkpoint-interval (given to every \
+                 process or none)",
                 job_difference(&ours.job, &self.job, &them)
             ));
         }

@@ -130,8 +130,9 @@ impl<O> std::fmt::Debug for Checkpointing<O> {
     }
 }
 
-/// One worker's part of a cut.
-#[derive(Debug, Default)]
+/// One worker's part of a cut. It goes to the writer (worker 0, process 0) with the worker's
+/// rows of the chunk, so it crosses processes in a cluster: keys by text only.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Part {
     pub(crate) groups: Vec<GroupCut>,
     pub(crate) ranks: Vec<(String, u64)>,
@@ -147,8 +148,9 @@ pub(crate) struct Part {
 /// The parts of the cuts not yet whole, shared by the workers.
 pub(crate) struct Cuts {
     /// The input's reader (for the header line of a cut where the job was stopped); `None`
-    /// with several inputs.
+    /// with several inputs and in a cluster (no cut where a signal stopped the job).
     chunker: Option<Arc<Chunker>>,
+    /// The workers of the job (of every process).
     workers: usize,
     key_groups: u32,
     parts: Mutex<BTreeMap<u64, (ChunkEnd, Vec<Part>)>>,
@@ -164,7 +166,8 @@ impl Cuts {
         }
     }
 
-    /// Leaves a worker's part of the cut after `chunk`.
+    /// Leaves a worker's part of the cut after `chunk` (on the writer, as it comes, or at a
+    /// stop).
     pub(crate) fn leave(&self, chunk: u64, end: &ChunkEnd, part: Part) {
         self.parts
             .lock()
@@ -305,26 +308,23 @@ pub(crate) fn chunker(
     }
 }
 
-/// After chunk `chunk` (summary `s`): leaves the worker's part of the cut, if the chunk is
+/// A worker's part of the cut after a chunk, with where the chunk ends, as it travels to the
+/// writer with the worker's rows of the chunk ([`crate::rows::Rows::cut`]).
+pub(crate) type Travelling = Box<(ChunkEnd, Part)>;
+
+/// After a chunk (summary `s`), with checkpoints: the worker's part of the cut, if the chunk is
 /// marked and the worker goes on (a worker that stopped the job leaves none: no checkpoint).
-/// Returns whether it did.
-pub(crate) fn leave<C>(
-    cuts: Option<&Cuts>,
-    chunk: u64,
+/// The writer leaves it in [`Cuts`] when the chunk's rows come.
+pub(crate) fn part<C>(
+    checkpoints: bool,
     s: &Summary,
     window: &WindowWorker<C>,
-) -> bool
+) -> Option<Travelling>
 where
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
 {
-    let (Some(cuts), Some(end)) = (cuts, s.cut.as_ref()) else {
-        return false;
-    };
-    if window.stopped {
-        return false;
-    }
-    cuts.leave(chunk, end, window.cut_part());
-    true
+    let end = s.cut.as_ref().filter(|_| checkpoints && !window.stopped)?;
+    Some(Box::new((end.clone(), window.cut_part())))
 }
 
 /// The last chunk a worker processed in this run: `(chunk, input bytes through it, whether its

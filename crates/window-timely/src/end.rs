@@ -145,6 +145,7 @@ pub(crate) fn outcome<O>(
         peak_held: total.peak,
         failure: sink.failure,
         interrupted,
+        finished_already: false,
     })
 }
 

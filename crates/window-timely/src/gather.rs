@@ -3,6 +3,8 @@
 //! every other one its counters and process 0 tells how the job ended.
 
 use std::cell::RefCell;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -15,16 +17,19 @@ use timely::dataflow::InputHandleVec;
 use window_core::WindowMetrics;
 
 use crate::cluster::Cluster;
-use crate::{TimelyError, WorkerEnd};
+use crate::{Cut, TimelyError, WorkerEnd};
 
-/// The allocators of this process's `threads` workers, connected to the other processes of
+/// The connections to the other processes ([`crate::cluster::connect`]), by process.
+pub(crate) type Sockets = Vec<Option<TcpStream>>;
+
+/// The allocators of this process's `threads` workers, over `sockets` to the other processes of
 /// `cluster` (timely's TCP allocator, over our checked connections), and the guard of the send
 /// and receive threads (dropped once the workers are done).
 pub(crate) fn allocators(
     cluster: &Cluster,
+    sockets: Sockets,
     threads: usize,
 ) -> Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>), TimelyError> {
-    let sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
     let hooks = Hooks::default();
     let local =
         ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
@@ -33,6 +38,85 @@ pub(crate) fn allocators(
             .map_err(|e| TimelyError::Cluster(format!("starting the network threads: {e}")))?;
     let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
     Ok((builders, Box::new(guard)))
+}
+
+/// How a cluster's job with checkpoints starts, as process 0 (which holds the checkpoints)
+/// tells every other process on its connection, after the hellos and before timely's own
+/// traffic (Flink's JobManager handing each task its state to restore).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum Start {
+    /// From the input's start.
+    Fresh,
+    /// From this cut.
+    Resume(Box<Cut>),
+    /// Not at all: process 0's last checkpoint says the job ran to its end.
+    Finished,
+}
+
+/// The longest start message a process accepts (a cut holds every key group's snapshot).
+const MAX_START: u64 = 1 << 36;
+
+/// Process 0: tells every other process how the job starts.
+///
+/// # Errors
+/// [`TimelyError::Cluster`]: a connection fails.
+pub(crate) fn tell_start(
+    cluster: &Cluster,
+    sockets: &mut Sockets,
+    start: &Start,
+) -> Result<(), TimelyError> {
+    let bytes = postcard::to_allocvec(start)
+        .map_err(|e| TimelyError::Checkpoint(format!("encoding the cut for the cluster: {e}")))?;
+    for (p, socket) in sockets.iter_mut().enumerate() {
+        let Some(socket) = socket.as_mut() else {
+            continue;
+        };
+        let sent = socket
+            .write_all(&(bytes.len() as u64).to_le_bytes())
+            .and_then(|()| socket.write_all(&bytes));
+        sent.map_err(|e| {
+            TimelyError::Cluster(format!(
+                "telling process {p} ({}) where the job starts: {e}",
+                cluster.addresses[p]
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// A process other than 0: hears from process 0 how the job starts.
+///
+/// # Errors
+/// [`TimelyError::Cluster`]: the connection fails or closes first, or the message is not one.
+pub(crate) fn hear_start(cluster: &Cluster, sockets: &mut Sockets) -> Result<Start, TimelyError> {
+    let fail = |what: String| {
+        TimelyError::Cluster(format!(
+            "hearing from process 0 ({}) where the job starts: {what}",
+            cluster.addresses[0]
+        ))
+    };
+    let socket = sockets[0]
+        .as_mut()
+        .ok_or_else(|| fail("no connection to it".into()))?;
+    let mut len = [0u8; 8];
+    socket
+        .read_exact(&mut len)
+        .map_err(|e| fail(e.to_string()))?;
+    let len = u64::from_le_bytes(len);
+    if len > MAX_START {
+        return Err(fail(format!("a message of {len} bytes")));
+    }
+    let mut bytes = Vec::new();
+    let got = socket
+        .take(len)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if got as u64 != len {
+        return Err(fail(format!(
+            "the connection closed after {got} of {len} bytes"
+        )));
+    }
+    postcard::from_bytes(&bytes).map_err(|e| fail(format!("not a start message: {e}")))
 }
 
 /// What a worker says at the end of a cluster's job.

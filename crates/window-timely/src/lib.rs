@@ -312,6 +312,38 @@ pub struct Outcome<O> {
     pub failure: Option<TimelyError>,
     /// Whether it stopped because [`JobParts::interrupted`] said so.
     pub interrupted: bool,
+    /// A process other than 0 of a cluster with checkpoints: process 0's last checkpoint says
+    /// the job ran to its end, so nothing ran (every count is 0).
+    pub finished_already: bool,
+}
+
+impl<O> Outcome<O> {
+    /// The outcome of a run that did not start: the job had finished already.
+    fn finished(output: O, policy: ErrorPolicy) -> Self {
+        Self {
+            output,
+            policy,
+            events: 0,
+            rejected: 0,
+            metrics: WindowMetrics::default(),
+            live_windows: 0,
+            peak_held: HeldState::default(),
+            failure: None,
+            interrupted: false,
+            finished_already: true,
+        }
+    }
+}
+
+/// Process 0 of a cluster whose last checkpoint says the job ran to its end: connects to the
+/// other processes and tells them so (each then ends at once, [`Outcome::finished_already`]),
+/// instead of leaving them to wait for it.
+///
+/// # Errors
+/// [`TimelyError::Cluster`]: the processes cannot connect.
+pub fn tell_finished(cluster: &cluster::Cluster) -> Result<(), TimelyError> {
+    let mut sockets = cluster::connect(cluster).map_err(TimelyError::Cluster)?;
+    gather::tell_start(cluster, &mut sockets, &gather::Start::Finished)
 }
 
 /// Runs the job of `parts` over `inputs` (at least one; several are merged in event time,
@@ -366,6 +398,28 @@ where
         None => (None, None, None),
     };
     merge::check_inputs(&inputs, interval.is_some())?;
+    let mut resume = resume;
+    // A cluster connects first: with checkpoints, process 0 (which holds them) tells the others
+    // where the job starts, before they read anything.
+    let sockets = match &config.cluster {
+        Some(cluster) => {
+            let mut sockets = cluster::connect(cluster).map_err(TimelyError::Cluster)?;
+            if interval.is_some() && cluster.process == 0 {
+                let start = resume
+                    .clone()
+                    .map_or(gather::Start::Fresh, |c| gather::Start::Resume(Box::new(c)));
+                gather::tell_start(cluster, &mut sockets, &start)?;
+            } else if interval.is_some() {
+                match gather::hear_start(cluster, &mut sockets)? {
+                    gather::Start::Fresh => resume = None,
+                    gather::Start::Resume(cut) => resume = Some(*cut),
+                    gather::Start::Finished => return Ok(Outcome::finished(output, policy)),
+                }
+            }
+            Some(sockets)
+        }
+        None => None,
+    };
     let groups = config.key_groups.max(1);
     if let Some(cut) = &resume {
         cut::prepare_resume(cut, groups, parts.as_ref(), &mut inputs)?;
@@ -428,7 +482,8 @@ where
             run_worker(worker, &shared)
         }),
         Some(cluster) => {
-            let (builders, guard) = gather::allocators(cluster, workers)?;
+            let sockets = sockets.unwrap_or_default();
+            let (builders, guard) = gather::allocators(cluster, sockets, workers)?;
             timely::execute::execute_from(
                 builders,
                 guard,
@@ -697,13 +752,14 @@ where
                     .post(ctx.timers.1, window.next_processing_time_timer(), next);
                 ctx.pool.give(mine);
                 ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
-                // Before the capability passes the chunk: the writer finds every part.
-                let left = cut::leave(ctx.cuts.as_deref(), next, &s, &window);
-                last = Some((next, s.end, left));
-                if !window.out.rows.is_empty() {
-                    output
-                        .session(&c.delayed(&next))
-                        .give(window.out.take_rows());
+                // With the chunk's rows, before the capability passes the chunk: the writer
+                // finds every part.
+                let part = cut::part(ctx.cuts.is_some(), &s, &window);
+                last = Some((next, s.end, part.is_some()));
+                if part.is_some() || !window.out.rows.is_empty() {
+                    let mut rows = window.out.take_rows();
+                    rows.cut = part;
+                    output.session(&c.delayed(&next)).give(rows);
                 }
                 next += 1;
             }

@@ -573,23 +573,23 @@ pub(crate) fn chunks<P: crate::JobParts>(
         );
         return (Chunks::Arrivals(Box::new(arrivals)), None);
     }
+    // Every worker of every process leaves a part of each cut.
+    let workers = config.workers.max(1) * how.share.processes.max(1) as usize;
+    let groups = config.key_groups.max(1);
     if chunkers.len() > 1 {
-        let cuts = how.interval.map(|_| {
-            let (workers, groups) = (config.workers.max(1), config.key_groups.max(1));
-            Arc::new(crate::cut::Cuts::new(None, workers, groups))
-        });
+        let cuts = how
+            .interval
+            .map(|_| Arc::new(crate::cut::Cuts::new(None, workers, groups)));
         return (Chunks::merged(chunkers, parts, how), cuts);
     }
     let chunker = chunkers.into_iter().next().expect("one input");
     let chunker = Arc::new(crate::cut::chunker(chunker, how.interval, how.resume));
-    let cuts = how.interval.map(|_| {
-        let (workers, groups) = (config.workers.max(1), config.key_groups.max(1));
-        Arc::new(crate::cut::Cuts::new(
-            Some(Arc::clone(&chunker)),
-            workers,
-            groups,
-        ))
-    });
+    // In a cluster, no cut where a signal stopped the job (the workers leave those parts in
+    // their own process, and only process 0 takes cuts): the last periodic one stands.
+    let stop_cut = (how.share.processes <= 1).then(|| Arc::clone(&chunker));
+    let cuts = how
+        .interval
+        .map(|_| Arc::new(crate::cut::Cuts::new(stop_cut, workers, groups)));
     (Chunks::One(chunker), cuts)
 }
 

@@ -83,6 +83,9 @@ pub(crate) struct Rows {
     /// Late elements: timestamp and value.
     lates: Vec<(i64, Number)>,
     rare: Vec<Rare>,
+    /// The worker's part of the cut after the chunk, if one is taken there: the writer takes
+    /// it out ([`crate::cut`]).
+    pub(crate) cut: Option<crate::cut::Travelling>,
 }
 
 /// A row taken out of a block, as the job's output takes it.
@@ -130,6 +133,7 @@ impl Rows {
         self.results.clear();
         self.lates.clear();
         self.rare.clear();
+        self.cut = None;
     }
 
     /// The index of moment `(order, watermark)`: the last one's if it is the same.

@@ -355,6 +355,15 @@ pub(crate) fn writer<'s>(
             let mut held: BTreeMap<u64, (Capability<u64>, Vec<Rows>)> = BTreeMap::new();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
+                    if let (Some(&t), Some(cuts)) = (cap.least(), cuts.as_ref()) {
+                        // The workers' parts of the cut after chunk `t` come with their rows.
+                        for block in data.iter_mut() {
+                            if let Some(part) = block.cut.take() {
+                                let (end, part) = *part;
+                                cuts.leave(t, &end, part);
+                            }
+                        }
+                    }
                     if let (Some(&t), Some(c)) =
                         (cap.least(), cap.retain_least(output.output_index()))
                     {

@@ -564,6 +564,18 @@ pub(crate) struct Checkpoints {
     pub(crate) resumed_from: Option<u64>,
 }
 
+/// `--checkpoint-interval`, parsed.
+///
+/// # Errors
+/// It does not parse as a duration, or is 0.
+pub(crate) fn checkpoint_interval(interval: &str) -> Result<Duration> {
+    let ms = parse_duration(interval).map_err(|e| anyhow!("--checkpoint-interval: {e}"))?;
+    if ms <= 0 {
+        bail!("--checkpoint-interval: must be more than 0, got {interval:?}");
+    }
+    Ok(Duration::from_millis(ms.unsigned_abs()))
+}
+
 impl Checkpoints {
     /// Whether the job of `plan` can be checkpointed (inputs that can be replayed, outputs
     /// that can be cut back) and its interval: the checks that make a usage error (exit 2).
@@ -649,11 +661,7 @@ impl Checkpoints {
                  byte"
             );
         }
-        let ms = parse_duration(interval).map_err(|e| anyhow!("--checkpoint-interval: {e}"))?;
-        if ms <= 0 {
-            bail!("--checkpoint-interval: must be more than 0, got {interval:?}");
-        }
-        Ok(Duration::from_millis(ms.unsigned_abs()))
+        checkpoint_interval(interval)
     }
 
     /// The checkpoints of `dir` for the job of `plan`, every `interval`.

@@ -116,20 +116,11 @@ impl JobParts for Parts {
     }
 }
 
-/// Refuses what the timely runtime does not run yet, naming the flag.
-fn check(args: &RunArgs) -> Result<()> {
-    let cluster = args.processes.is_some() || args.process.is_some() || args.hostfile.is_some();
-    if args.checkpoint_dir.is_some() && cluster {
-        bail!("--checkpoint-dir does not run with --processes yet (checkpoints of several workers are taken in one process); drop --checkpoint-dir or --processes");
-    }
-    Ok(())
-}
-
 /// Runs the planned job on `workers` timely worker threads (per process, with `--processes`);
 /// as `run::run` otherwise.
 ///
 /// # Errors
-/// What the job cannot run with (see [`check`] and [`cluster_of`], usage errors), an input or
+/// What the job cannot run with (see [`cluster_of`], usage errors), an input or
 /// output that cannot be opened, a cluster that cannot connect, and every way a job stops
 /// early, as the single-threaded runtime reports it.
 pub(crate) fn run_timely(
@@ -141,13 +132,21 @@ pub(crate) fn run_timely(
     let signal: Arc<dyn Fn() -> Option<i32> + Send + Sync> = Arc::from(signal);
     let asked = Arc::clone(&signal);
     let interrupted: Box<dyn Fn() -> bool + Send + Sync> = Box::new(move || asked().is_some());
-    check(args).map_err(crate::run::Usage::from)?;
     let config = config_of(args, plan, workers)?;
+    let peer = config.cluster.as_ref().is_some_and(|c| c.process != 0);
     let mut resumable = match &args.checkpoint_dir {
+        // Process 0 of a cluster holds the checkpoints (with the outputs); the others hear
+        // from it where the job starts, and their --checkpoint-dir is not used.
+        Some(_) if peer => None,
         Some(dir) => match scale_checkpoint::open(plan, dir, &args.checkpoint_interval)? {
             Some(r) => Some(r),
-            // The job ran to the end already: nothing to do.
-            None => return Ok(()),
+            // The job ran to the end already: nothing to do (the other processes are told).
+            None => {
+                if let Some(cluster) = &config.cluster {
+                    window_timely::tell_finished(cluster).map_err(|e| anyhow!("{e}"))?;
+                }
+                return Ok(());
+            }
         },
         None => None,
     };
@@ -169,8 +168,25 @@ pub(crate) fn run_timely(
         times: EventTimes::default(),
     });
     let started = Instant::now();
-    if config.cluster.as_ref().is_some_and(|c| c.process != 0) {
-        return run_peer(plan, config, parts, inputs, keys, signal.as_ref());
+    if peer {
+        // Only the interval (the chunks this process parses are marked by its clock).
+        let interval = (args.checkpoint_dir.as_ref())
+            .map(|_| crate::run::checkpoint_interval(&args.checkpoint_interval))
+            .transpose()
+            .map_err(crate::run::Usage::from)?;
+        let checkpoints = interval.map(|interval| window_timely::Checkpointing {
+            resume: None,
+            interval,
+            write: Box::new(|_: &mut NoOutput, _: &mut ErrorPolicy, _| Ok(())),
+        });
+        let run = Peer {
+            plan,
+            config,
+            parts,
+            inputs,
+            keys,
+        };
+        return run_peer(run, checkpoints, signal.as_ref());
     }
     let state_line = match &config.cluster {
         None => format!("workers: {workers} (timely dataflow, one process)"),
@@ -426,24 +442,46 @@ pub(crate) fn wanted(args: &RunArgs) -> bool {
         || args.hostfile.is_some()
 }
 
-/// A process other than 0 of a cluster: no output, late output or dead letters are created
-/// here (process 0 writes them); one line of its own part at the end.
-fn run_peer(
-    plan: &Plan,
+/// What [`run_peer`] runs.
+struct Peer<'p> {
+    plan: &'p Plan,
     config: TimelyConfig,
     parts: Arc<Parts>,
     inputs: Vec<TimelyInput>,
     keys: Arc<KeyDictionary>,
+}
+
+/// A process other than 0 of a cluster: no output, late output or dead letters are created
+/// here (process 0 writes them); one line of its own part at the end. With checkpoints
+/// (`checkpoints`: only their interval), it takes its workers' parts of each cut to process 0
+/// and resumes where process 0 says.
+fn run_peer(
+    run: Peer<'_>,
+    checkpoints: Option<window_timely::Checkpointing<NoOutput>>,
     signal: &(dyn Fn() -> Option<i32> + Send + Sync),
 ) -> Result<()> {
+    let Peer {
+        plan,
+        config,
+        parts,
+        inputs,
+        keys,
+    } = run;
     let started = Instant::now();
     let (workers, c) = (config.workers, config.cluster.as_ref());
     let (process, processes) = c.map_or((0, 1), |c| (c.process, c.addresses.len()));
     let policy = ErrorPolicy::new(plan.outputs.on_error);
-    let outcome = window_timely::run(config, parts, inputs, keys, NoOutput, policy)
-        .map_err(|e| anyhow!("{e}"))?;
+    let outcome =
+        window_timely::run_checkpointed(config, parts, inputs, keys, NoOutput, policy, checkpoints)
+            .map_err(|e| anyhow!("{e}"))?;
     if let Some(failure) = outcome.failure {
         return Err(failure_error(failure));
+    }
+    if outcome.finished_already {
+        eprintln!(
+            "windowctl: process {process} of {processes}: process 0's last checkpoint says the              job ran to its end; nothing to do"
+        );
+        return Ok(());
     }
     eprintln!(
         "windowctl: process {process} of {processes} done: its {workers} workers processed {} \
@@ -558,7 +596,10 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
     if processes == 1 {
         return Ok(None);
     }
-    let job = job_parts(plan, config, processes);
+    let checkpoints = (args.checkpoint_dir.as_ref())
+        .map(|_| crate::run::checkpoint_interval(&args.checkpoint_interval))
+        .transpose()?;
+    let job = job_parts(plan, config, processes, checkpoints);
     // Every input's size and first bytes, in order (files: stdin and sockets are refused
     // above); one that cannot be read is reported when the job opens it. (Every byte read is
     // compared at the end.)
@@ -583,10 +624,20 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
 /// a refusal names the part that differs): the job, whether late elements go to a side output
 /// (the other processes' workers fire the late rows process 0 writes), how its input is read (a
 /// process reading it otherwise would cut or parse other chunks), the error policy (it decides
-/// where the job stops), the chunk size, the workers per process and the process count. Not
-/// the input's path, which may differ between machines, nor the output files, which only
-/// process 0 opens.
-fn job_parts(plan: &Plan, config: &TimelyConfig, processes: usize) -> Vec<(String, String)> {
+/// where the job stops), the chunk size, the workers per process, the process count and the
+/// checkpoints' interval (`checkpoints`; process 0 tells the others where to start only when
+/// they expect it). Not the input's path, which may differ between machines, nor the output
+/// files or the checkpoint directory, which only process 0 opens.
+fn job_parts(
+    plan: &Plan,
+    config: &TimelyConfig,
+    processes: usize,
+    checkpoints: Option<Duration>,
+) -> Vec<(String, String)> {
+    let checkpoints = checkpoints.map_or_else(
+        || "none".to_owned(),
+        |d| format!("every {} ms", d.as_millis()),
+    );
     let formats: Vec<InputFormat> = plan.inputs.iter().map(|(_, f)| *f).collect();
     let mut spec = plan.spec.clone();
     let late = format!("{:?}", spec.late_data);
@@ -605,6 +656,10 @@ fn job_parts(plan: &Plan, config: &TimelyConfig, processes: usize) -> Vec<(Strin
         ("chunk bytes", config.chunk_bytes.to_string()),
         ("--workers", config.workers.to_string()),
         ("--processes", processes.to_string()),
+        (
+            "checkpoints (--checkpoint-dir, --checkpoint-interval)",
+            checkpoints,
+        ),
     ]
     .into_iter()
     .map(|(name, value)| (name.to_string(), value))

@@ -1,0 +1,290 @@
+//! Issue #14 item 4 across processes: `--checkpoint-dir` with `--processes`. Process 0 holds the
+//! checkpoints (with the outputs): every worker of every process sends its key groups' parts of
+//! a cut to process 0's writer, keys by text. A cluster stopped right after a chosen checkpoint
+//! resumes as a cluster, or as one process with another worker count, and one process's
+//! checkpoint resumes as a cluster: the results, late output and dead letters end byte-identical
+//! to an uninterrupted one-process run's. A rerun of a finished job ends every process at once;
+//! a process started without the checkpoint flags is refused, naming them.
+
+mod common;
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{run_in, stderr, strings, wait, Reaper, Rng};
+
+/// A CSV input with disorder, negative times and a few bad lines.
+fn input(rng: &mut Rng, lines: usize, keys: u64) -> String {
+    let mut text = String::from("event_time_ms,key,value\n");
+    let mut t: i64 = -300;
+    for _ in 0..lines {
+        t += rng.below(6) as i64;
+        let behind = match rng.below(10) {
+            0 => rng.below(300) as i64,
+            1 | 2 => rng.below(30) as i64,
+            _ => 0,
+        };
+        let value = rng.below(1000) as i64 - 300;
+        text.push_str(&format!("{},k{},{value}\n", t - behind, rng.below(keys)));
+        if rng.below(150) == 0 {
+            text.push_str("oops,k1,1\n");
+        }
+    }
+    text
+}
+
+/// A random job (without outputs or runtime flags), every strategy among them.
+fn job(rng: &mut Rng) -> Vec<String> {
+    let (window, strategy) = match rng.below(4) {
+        0 => (format!("tumbling:{}ms", 20 + rng.below(150)), "native"),
+        1 => (format!("session:{}ms", 5 + rng.below(50)), "native"),
+        _ => {
+            let slide = 5 + rng.below(30);
+            let s = rng.pick(&["native", "keywindow", "sliced", "sliced:changes"]);
+            (
+                format!("sliding:{}ms:{slide}ms", slide * (1 + rng.below(5))),
+                s,
+            )
+        }
+    };
+    let agg = rng.pick(&["sum", "count", "min", "max", "mean"]);
+    let mut a = strings(&[
+        "--input",
+        "in.csv",
+        "--window",
+        &window,
+        "--strategy",
+        strategy,
+        "--agg",
+        agg,
+        "--out-of-orderness",
+        &format!("{}ms", rng.below(30)),
+        "--allowed-lateness",
+        &format!("{}ms", rng.below(3) * rng.below(80)),
+        "--on-error",
+        "skip",
+    ]);
+    for (flag, file) in [
+        ("--output", "out.csv"),
+        ("--late-output", "late.csv"),
+        ("--dead-letter", "dead.csv"),
+    ] {
+        a.extend(strings(&[flag, file]));
+    }
+    a
+}
+
+fn with(job: &[String], more: &[&str]) -> Vec<String> {
+    let mut a = job.to_vec();
+    a.extend(strings(more));
+    a
+}
+
+const CHECKPOINTS: [&str; 4] = ["--checkpoint-dir", "ckpt", "--checkpoint-interval", "1ms"];
+
+fn env(crash_after: Option<u64>) -> Vec<(&'static str, String)> {
+    let mut e = vec![
+        ("WINDOWCTL_CHUNK_BYTES", "600".to_string()),
+        ("WINDOWCTL_CONNECT_TIMEOUT_MS", "30000".to_string()),
+    ];
+    if let Some(n) = crash_after {
+        e.push(("WINDOWCTL_CRASH_AFTER_CHECKPOINTS", n.to_string()));
+    }
+    e
+}
+
+/// A hostfile of two free loopback ports in `dir`.
+fn hostfile(dir: &Path) -> PathBuf {
+    let port = || {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let path = dir.join("hosts.txt");
+    fs::write(
+        &path,
+        format!("127.0.0.1:{}\n127.0.0.1:{}\n", port(), port()),
+    )
+    .expect("hosts");
+    path
+}
+
+/// Runs `args` as processes 0 (in `dirs[0]`, with `crash_after` for it) and 1 (in `dirs[1]`)
+/// of a cluster, `workers` each; returns both outputs.
+fn cluster(dirs: [&Path; 2], args: &[String], workers: u32, crash: Option<u64>) -> [Output; 2] {
+    let hosts = hostfile(dirs[0]);
+    let mut reaper = Reaper(Vec::new());
+    for process in [1usize, 0] {
+        let mut all = with(args, &["--no-progress", "--workers", &workers.to_string()]);
+        all.extend(strings(&[
+            "--processes",
+            "2",
+            "--process",
+            &process.to_string(),
+        ]));
+        all.extend(["--hostfile".to_string(), hosts.display().to_string()]);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+        c.current_dir(dirs[process]).arg("run").args(&all);
+        for (k, v) in env(if process == 0 { crash } else { None }) {
+            c.env(k, v);
+        }
+        let child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        reaper.0.push(child);
+    }
+    let p0 = wait(reaper.0.pop().expect("p0"), 120);
+    let p1 = wait(reaper.0.pop().expect("p1"), 120);
+    [p0, p1]
+}
+
+/// The outputs of a run in `dir`: results, late output, dead letters.
+fn outputs(dir: &Path) -> [Vec<u8>; 3] {
+    ["out.csv", "late.csv", "dead.csv"].map(|f| fs::read(dir.join(f)).unwrap_or_default())
+}
+
+fn assert_same(what: &str, got: &[Vec<u8>; 3], base: &[Vec<u8>; 3]) {
+    for (i, name) in ["results", "late output", "dead letters"]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            got[i] == base[i],
+            "{what}: {name} differ: {} bytes vs {} expected",
+            got[i].len(),
+            base[i].len()
+        );
+    }
+}
+
+/// Fresh directories for process 0 and process 1, each with the input.
+fn dirs(name: &str, text: &str) -> [PathBuf; 2] {
+    [0, 1].map(|p| {
+        let d = common::scratch_dir("procs-ckpt", &format!("{name}-p{p}"));
+        fs::write(d.join("in.csv"), text).expect("input");
+        d
+    })
+}
+
+fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+#[test]
+fn a_cluster_stopped_after_a_checkpoint_resumes_with_any_layout_and_writes_the_same_bytes() {
+    let mut rng = Rng(0x5eed_c1a5);
+    for round in 0..4 {
+        let (lines, keys) = (1500 + rng.below(1500) as usize, 2 + rng.below(40));
+        let text = input(&mut rng, lines, keys);
+        let job = job(&mut rng);
+        let [d0, d1] = dirs(&format!("r{round}"), &text);
+        // The uninterrupted one-process run.
+        let base_dir = common::scratch_dir("procs-ckpt", &format!("r{round}-base"));
+        fs::write(base_dir.join("in.csv"), &text).expect("input");
+        let base = run_in(&base_dir, &with(&job, &["--workers", "1"]), &env(None));
+        assert_eq!(code(&base), Some(0), "{job:?}: {}", stderr(&base));
+        let base = outputs(&base_dir);
+        assert!(!base[0].is_empty(), "{job:?}: no results");
+
+        // A cluster with checkpoints, process 0 gone right after checkpoint `n`.
+        let n = 2 + rng.below(4);
+        let ckpt = with(&job, &CHECKPOINTS);
+        let workers = 1 + rng.below(2) as u32;
+        let [p0, p1] = cluster([&d0, &d1], &ckpt, workers, Some(n));
+        assert_eq!(code(&p0), Some(86), "{job:?}: process 0: {}", stderr(&p0));
+        assert_ne!(code(&p1), Some(0), "{job:?}: process 1 went on alone");
+        assert!(
+            !fs::exists(d1.join("ckpt")).unwrap_or(false)
+                || fs::read_dir(d1.join("ckpt")).unwrap().next().is_none(),
+            "process 1 wrote checkpoints"
+        );
+
+        // Resumed: as a cluster (other workers), or as one process with 3 workers.
+        if round % 2 == 0 {
+            let [p0, p1] = cluster([&d0, &d1], &ckpt, 3 - workers, None);
+            assert_eq!(code(&p0), Some(0), "{job:?}: process 0: {}", stderr(&p0));
+            assert_eq!(code(&p1), Some(0), "{job:?}: process 1: {}", stderr(&p1));
+            assert!(stderr(&p0).contains("resum"), "{}", stderr(&p0));
+        } else {
+            let o = run_in(&d0, &with(&ckpt, &["--workers", "3"]), &env(None));
+            assert_eq!(code(&o), Some(0), "{job:?}: {}", stderr(&o));
+        }
+        assert_same(&format!("round {round}, {job:?}"), &outputs(&d0), &base);
+    }
+}
+
+#[test]
+fn one_process_checkpoint_resumes_as_a_cluster_and_a_finished_job_ends_every_process() {
+    let mut rng = Rng(0x0c1a_5e42);
+    let text = input(&mut rng, 2500, 25);
+    let job = job(&mut rng);
+    let [d0, d1] = dirs("one-to-two", &text);
+    let base_dir = common::scratch_dir("procs-ckpt", "one-to-two-base");
+    fs::write(base_dir.join("in.csv"), &text).expect("input");
+    let base = run_in(&base_dir, &with(&job, &["--workers", "2"]), &env(None));
+    assert_eq!(code(&base), Some(0), "{}", stderr(&base));
+    let base = outputs(&base_dir);
+
+    let ckpt = with(&job, &CHECKPOINTS);
+    let one = run_in(&d0, &with(&ckpt, &["--workers", "2"]), &env(Some(3)));
+    assert_eq!(code(&one), Some(86), "{}", stderr(&one));
+    let [p0, p1] = cluster([&d0, &d1], &ckpt, 1, None);
+    assert_eq!(code(&p0), Some(0), "process 0: {}", stderr(&p0));
+    assert_eq!(code(&p1), Some(0), "process 1: {}", stderr(&p1));
+    assert_same(&format!("{job:?}"), &outputs(&d0), &base);
+
+    // Run again: the job finished; both processes end at once, process 1 saying so.
+    let [p0, p1] = cluster([&d0, &d1], &ckpt, 1, None);
+    assert_eq!(code(&p0), Some(0), "process 0: {}", stderr(&p0));
+    assert_eq!(code(&p1), Some(0), "process 1: {}", stderr(&p1));
+    assert!(
+        stderr(&p1).contains("ran to its end; nothing to do"),
+        "{}",
+        stderr(&p1)
+    );
+    assert_same("after the rerun", &outputs(&d0), &base);
+}
+
+#[test]
+fn a_process_without_the_checkpoint_flags_is_refused_naming_them() {
+    let mut rng = Rng(0xf1a9);
+    let text = input(&mut rng, 300, 5);
+    let job = job(&mut rng);
+    let [d0, d1] = dirs("flags", &text);
+    let hosts = hostfile(&d0);
+    let mut reaper = Reaper(Vec::new());
+    for (process, args) in [(1, job.clone()), (0, with(&job, &CHECKPOINTS))] {
+        let mut all = with(
+            &args,
+            &["--no-progress", "--workers", "1", "--processes", "2"],
+        );
+        all.extend(strings(&["--process", &process.to_string(), "--hostfile"]));
+        all.push(hosts.display().to_string());
+        let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
+        c.current_dir(if process == 0 { &d0 } else { &d1 })
+            .arg("run")
+            .args(&all);
+        for (k, v) in env(None) {
+            c.env(k, v);
+        }
+        reaper.0.push(
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn"),
+        );
+    }
+    let p0 = wait(reaper.0.pop().expect("p0"), 60);
+    let p1 = wait(reaper.0.pop().expect("p1"), 60);
+    for (p, o) in [(0, &p0), (1, &p1)] {
+        assert_ne!(code(o), Some(0), "process {p} ran: {}", stderr(o));
+    }
+    let both = format!("{}\n{}", stderr(&p0), stderr(&p1));
+    assert!(
+        both.contains("checkpoints (--checkpoint-dir, --checkpoint-interval)"),
+        "{both}"
+    );
+}
