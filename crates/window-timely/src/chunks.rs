@@ -125,6 +125,13 @@ impl Share {
         self.processes <= 1
             || (index % (self.threads * self.processes)) / self.threads == self.process
     }
+
+    /// Whether this process may mark chunk `index` for a checkpoint: one of process 0's own
+    /// (process 0 keeps the checkpoints, and its clock alone decides when one is due, as
+    /// Flink's checkpoint coordinator: one per interval in a cluster too).
+    pub(crate) fn marks_cuts(self, index: u64) -> bool {
+        self.process == 0 && self.keeps(index)
+    }
 }
 
 impl std::fmt::Debug for Chunker {
@@ -416,8 +423,9 @@ impl Chunker {
             }
         };
         s.consumed += lines.len() as u64;
+        let mine = self.share.marks_cuts(index);
         let due = s.checkpoints.as_mut().is_some_and(|(every, last)| {
-            let due = last.elapsed() >= *every;
+            let due = mine && last.elapsed() >= *every;
             if due {
                 *last = std::time::Instant::now();
             }

@@ -149,6 +149,24 @@ pub(crate) fn outcome<O>(
     })
 }
 
+impl<O> Outcome<O> {
+    /// The outcome of a run that did not start: the job had finished already.
+    pub(crate) fn finished(output: O, policy: window_io::ErrorPolicy) -> Self {
+        Self {
+            output,
+            policy,
+            events: 0,
+            rejected: 0,
+            metrics: WindowMetrics::default(),
+            live_windows: 0,
+            peak_held: HeldState::default(),
+            failure: None,
+            interrupted: false,
+            finished_already: true,
+        }
+    }
+}
+
 /// Bytes read so far and their FNV-1a hash, shared by a process's readers.
 pub(crate) type ReadSoFar = Arc<Mutex<(u64, u64)>>;
 

@@ -53,6 +53,50 @@ pub(crate) enum Start {
     Finished,
 }
 
+/// How [`start`] left a cluster's process.
+pub(crate) enum Started {
+    /// Connected to every other process, ready for timely (a resume's cut is set).
+    Connected(Sockets),
+    /// Process 0 says the job finished already: nothing to run.
+    Finished,
+}
+
+/// Connects this process to the others of `cluster`; with `checkpoints`, process 0 then tells
+/// the others where the job starts (`resume`, its cut or `None`), and the others set `resume`
+/// to what they hear.
+///
+/// # Errors
+/// [`TimelyError::Cluster`]: the processes cannot connect, or the start cannot be told.
+pub(crate) fn start(
+    cluster: &Cluster,
+    checkpoints: bool,
+    resume: &mut Option<Cut>,
+) -> Result<Started, TimelyError> {
+    let mut sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
+    if checkpoints && cluster.process == 0 {
+        let start = (resume.clone()).map_or(Start::Fresh, |c| Start::Resume(Box::new(c)));
+        tell_start(cluster, &mut sockets, &start)?;
+    } else if checkpoints {
+        match hear_start(cluster, &mut sockets)? {
+            Start::Fresh => *resume = None,
+            Start::Resume(cut) => *resume = Some(*cut),
+            Start::Finished => return Ok(Started::Finished),
+        }
+    }
+    Ok(Started::Connected(sockets))
+}
+
+/// Process 0 of a cluster whose last checkpoint says the job ran to its end: connects to the
+/// other processes and tells them so (each then ends at once, with
+/// [`crate::Outcome::finished_already`]), instead of leaving them to wait for it.
+///
+/// # Errors
+/// [`TimelyError::Cluster`]: the processes cannot connect.
+pub fn tell_finished(cluster: &Cluster) -> Result<(), TimelyError> {
+    let mut sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
+    tell_start(cluster, &mut sockets, &Start::Finished)
+}
+
 /// The longest start message a process accepts (a cut holds every key group's snapshot).
 const MAX_START: u64 = 1 << 36;
 

@@ -75,7 +75,8 @@ use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
 pub use cluster::Cluster;
-pub use cut::{Checkpointing, Cut};
+pub use cut::{Checkpointing, Cut, GroupCut};
+pub use gather::tell_finished;
 pub use worker::{Describe, FinalSteps};
 
 use chunks::Share;
@@ -317,35 +318,6 @@ pub struct Outcome<O> {
     pub finished_already: bool,
 }
 
-impl<O> Outcome<O> {
-    /// The outcome of a run that did not start: the job had finished already.
-    fn finished(output: O, policy: ErrorPolicy) -> Self {
-        Self {
-            output,
-            policy,
-            events: 0,
-            rejected: 0,
-            metrics: WindowMetrics::default(),
-            live_windows: 0,
-            peak_held: HeldState::default(),
-            failure: None,
-            interrupted: false,
-            finished_already: true,
-        }
-    }
-}
-
-/// Process 0 of a cluster whose last checkpoint says the job ran to its end: connects to the
-/// other processes and tells them so (each then ends at once, [`Outcome::finished_already`]),
-/// instead of leaving them to wait for it.
-///
-/// # Errors
-/// [`TimelyError::Cluster`]: the processes cannot connect.
-pub fn tell_finished(cluster: &cluster::Cluster) -> Result<(), TimelyError> {
-    let mut sockets = cluster::connect(cluster).map_err(TimelyError::Cluster)?;
-    gather::tell_start(cluster, &mut sockets, &gather::Start::Finished)
-}
-
 /// Runs the job of `parts` over `inputs` (at least one; several are merged in event time,
 /// module `merge`) on `config.workers` threads, writing to `output` on worker 0 with bad records to
 /// `policy`; keys are interned in `keys` (shared by the workers, and by `output` for their
@@ -402,22 +374,10 @@ where
     // A cluster connects first: with checkpoints, process 0 (which holds them) tells the others
     // where the job starts, before they read anything.
     let sockets = match &config.cluster {
-        Some(cluster) => {
-            let mut sockets = cluster::connect(cluster).map_err(TimelyError::Cluster)?;
-            if interval.is_some() && cluster.process == 0 {
-                let start = resume
-                    .clone()
-                    .map_or(gather::Start::Fresh, |c| gather::Start::Resume(Box::new(c)));
-                gather::tell_start(cluster, &mut sockets, &start)?;
-            } else if interval.is_some() {
-                match gather::hear_start(cluster, &mut sockets)? {
-                    gather::Start::Fresh => resume = None,
-                    gather::Start::Resume(cut) => resume = Some(*cut),
-                    gather::Start::Finished => return Ok(Outcome::finished(output, policy)),
-                }
-            }
-            Some(sockets)
-        }
+        Some(cluster) => match gather::start(cluster, interval.is_some(), &mut resume)? {
+            gather::Started::Connected(sockets) => Some(sockets),
+            gather::Started::Finished => return Ok(Outcome::finished(output, policy)),
+        },
         None => None,
     };
     let groups = config.key_groups.max(1);
@@ -477,7 +437,26 @@ where
         sink_done: Mutex::new(Some(sink_done)),
         read,
     });
-    let ran = match &config.cluster {
+    let ran = execute(&config, sockets, shared);
+    // Every chunk handed over is written before the writer thread ends.
+    let _ = to_sink.send(ToSink::Done);
+    let me = config.cluster.as_ref().map(|c| c.process);
+    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed), me)
+}
+
+/// Runs the workers of `shared` to their ends: `config.workers` threads of one process, or of
+/// this process of a cluster, over `sockets` to the others.
+///
+/// # Errors
+/// [`TimelyError::Timely`]: the workers cannot start; [`TimelyError::Cluster`]: the network
+/// threads cannot. A worker that panicked is an `Err` among the ends.
+fn execute<P: JobParts>(
+    config: &TimelyConfig,
+    sockets: Option<gather::Sockets>,
+    shared: Arc<Shared<P>>,
+) -> Result<Vec<Result<WorkerEnd, String>>, TimelyError> {
+    let workers = config.workers.max(1);
+    match &config.cluster {
         None => timely::execute(timely::Config::process(workers), move |worker| {
             run_worker(worker, &shared)
         }),
@@ -493,11 +472,7 @@ where
         }
     }
     .map_err(TimelyError::Timely)
-    .map(|guards| guards.join());
-    // Every chunk handed over is written before the writer thread ends.
-    let _ = to_sink.send(ToSink::Done);
-    let me = config.cluster.as_ref().map(|c| c.process);
-    outcome(ran, sink.join(), interrupted.load(Ordering::Relaxed), me)
+    .map(|guards| guards.join())
 }
 
 /// What every worker shares.

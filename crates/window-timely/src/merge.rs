@@ -196,9 +196,10 @@ impl Merged {
         chunk.last = ok && s.ended[i] && s.ahead[i].is_none();
         chunk.clock = self.clock.read(index);
         s.merged[i] = (chunk.end, s.merged[i].1 + 1);
-        let due = self
-            .checkpoints
-            .is_some_and(|every| s.cut_at.elapsed() >= every);
+        let due = self.share.marks_cuts(index)
+            && self
+                .checkpoints
+                .is_some_and(|every| s.cut_at.elapsed() >= every);
         if due {
             s.cut_at = std::time::Instant::now();
             chunk.cut = Some(crate::cut::ChunkEnd {

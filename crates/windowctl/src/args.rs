@@ -287,6 +287,8 @@ pub(crate) struct RunArgs {
     /// an uninterrupted run's, however often the job was killed. Needs file inputs and a file
     /// --output (stdin, sockets and stdout cannot be replayed or cut back). SIGINT and SIGTERM
     /// take a last checkpoint before the job stops. A finished job's DIR says so on a rerun.
+    /// With --processes, give it (and --checkpoint-interval) to every process: process 0 keeps
+    /// the checkpoints and tells the others where to resume; theirs is not used.
     #[arg(long, value_name = "DIR")]
     pub(crate) checkpoint_dir: Option<PathBuf>,
 

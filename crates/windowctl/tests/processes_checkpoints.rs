@@ -179,11 +179,19 @@ fn a_cluster_stopped_after_a_checkpoint_resumes_with_any_layout_and_writes_the_s
     for round in 0..4 {
         let (lines, keys) = (1500 + rng.below(1500) as usize, 2 + rng.below(40));
         let text = input(&mut rng, lines, keys);
-        let job = job(&mut rng);
+        let mut job = job(&mut rng);
         let [d0, d1] = dirs(&format!("r{round}"), &text);
         // The uninterrupted one-process run.
         let base_dir = common::scratch_dir("procs-ckpt", &format!("r{round}-base"));
         fs::write(base_dir.join("in.csv"), &text).expect("input");
+        if round == 3 {
+            // Two inputs, merged in event time: the cut holds where each stands.
+            let second = input(&mut rng, 1200, keys);
+            for d in [&d0, &d1, &base_dir] {
+                fs::write(d.join("in2.csv"), &second).expect("input");
+            }
+            job.extend(strings(&["--input", "in2.csv"]));
+        }
         let base = run_in(&base_dir, &with(&job, &["--workers", "1"]), &env(None));
         assert_eq!(code(&base), Some(0), "{job:?}: {}", stderr(&base));
         let base = outputs(&base_dir);

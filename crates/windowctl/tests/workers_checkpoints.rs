@@ -310,16 +310,6 @@ fn checkpoints_that_do_not_fit_are_refused() {
         "{}",
         stderr(&o)
     );
-    // Several processes do not take checkpoints (yet): a usage error naming both flags.
-    let mut cluster = full(&job, 1, true);
-    cluster.extend(["--processes".into(), "2".into()]);
-    let o = run(&dir, &cluster, &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let e = stderr(&o);
-    assert!(
-        e.contains("--checkpoint-dir") && e.contains("--processes"),
-        "{e}"
-    );
 }
 
 #[test]
