@@ -13,59 +13,13 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::ckpt::{self, assert_same, input, outputs};
 use common::{run_in, stderr, strings, wait, Reaper, Rng};
 
-/// A CSV input with disorder, negative times and a few bad lines.
-fn input(rng: &mut Rng, lines: usize, keys: u64) -> String {
-    let mut text = String::from("event_time_ms,key,value\n");
-    let mut t: i64 = -300;
-    for _ in 0..lines {
-        t += rng.below(6) as i64;
-        let behind = match rng.below(10) {
-            0 => rng.below(300) as i64,
-            1 | 2 => rng.below(30) as i64,
-            _ => 0,
-        };
-        let value = rng.below(1000) as i64 - 300;
-        text.push_str(&format!("{},k{},{value}\n", t - behind, rng.below(keys)));
-        if rng.below(150) == 0 {
-            text.push_str("oops,k1,1\n");
-        }
-    }
-    text
-}
-
-/// A random job (without outputs or runtime flags), every strategy among them.
+/// A random job with its outputs, bad lines skipped to the dead letters.
 fn job(rng: &mut Rng) -> Vec<String> {
-    let (window, strategy) = match rng.below(4) {
-        0 => (format!("tumbling:{}ms", 20 + rng.below(150)), "native"),
-        1 => (format!("session:{}ms", 5 + rng.below(50)), "native"),
-        _ => {
-            let slide = 5 + rng.below(30);
-            let s = rng.pick(&["native", "keywindow", "sliced", "sliced:changes"]);
-            (
-                format!("sliding:{}ms:{slide}ms", slide * (1 + rng.below(5))),
-                s,
-            )
-        }
-    };
-    let agg = rng.pick(&["sum", "count", "min", "max", "mean"]);
-    let mut a = strings(&[
-        "--input",
-        "in.csv",
-        "--window",
-        &window,
-        "--strategy",
-        strategy,
-        "--agg",
-        agg,
-        "--out-of-orderness",
-        &format!("{}ms", rng.below(30)),
-        "--allowed-lateness",
-        &format!("{}ms", rng.below(3) * rng.below(80)),
-        "--on-error",
-        "skip",
-    ]);
+    let mut a = ckpt::job(rng);
+    a.extend(strings(&["--on-error", "skip"]));
     for (flag, file) in [
         ("--output", "out.csv"),
         ("--late-output", "late.csv"),
@@ -139,25 +93,6 @@ fn cluster(dirs: [&Path; 2], args: &[String], workers: u32, crash: Option<u64>) 
     let p0 = wait(reaper.0.pop().expect("p0"), 120);
     let p1 = wait(reaper.0.pop().expect("p1"), 120);
     [p0, p1]
-}
-
-/// The outputs of a run in `dir`: results, late output, dead letters.
-fn outputs(dir: &Path) -> [Vec<u8>; 3] {
-    ["out.csv", "late.csv", "dead.csv"].map(|f| fs::read(dir.join(f)).unwrap_or_default())
-}
-
-fn assert_same(what: &str, got: &[Vec<u8>; 3], base: &[Vec<u8>; 3]) {
-    for (i, name) in ["results", "late output", "dead letters"]
-        .iter()
-        .enumerate()
-    {
-        assert!(
-            got[i] == base[i],
-            "{what}: {name} differ: {} bytes vs {} expected",
-            got[i].len(),
-            base[i].len()
-        );
-    }
 }
 
 /// Fresh directories for process 0 and process 1, each with the input.

@@ -7,6 +7,8 @@
     reason = "each test crate uses a different subset of these helpers"
 )]
 
+pub(crate) mod ckpt;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
