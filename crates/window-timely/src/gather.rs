@@ -51,6 +51,9 @@ pub(crate) enum Start {
     Resume(Box<Cut>),
     /// Not at all: process 0's last checkpoint says the job ran to its end.
     Finished,
+    /// Not at all: process 0 cannot run the job (its checkpoints are of another job, damaged,
+    /// locked by another run ...); the text is its error.
+    Failed(String),
 }
 
 /// How [`start`] left a cluster's process.
@@ -81,6 +84,12 @@ pub(crate) fn start(
             Start::Fresh => *resume = None,
             Start::Resume(cut) => *resume = Some(*cut),
             Start::Finished => return Ok(Started::Finished),
+            Start::Failed(message) => {
+                return Err(TimelyError::Peer {
+                    process: 0,
+                    message,
+                })
+            }
         }
     }
     Ok(Started::Connected(sockets))
@@ -95,6 +104,17 @@ pub(crate) fn start(
 pub fn tell_finished(cluster: &Cluster) -> Result<(), TimelyError> {
     let mut sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
     tell_start(cluster, &mut sockets, &Start::Finished)
+}
+
+/// Process 0 of a cluster with checkpoints that cannot run the job (`message`, its error):
+/// connects to the other processes and tells them, so that each fails with that error instead
+/// of waiting for process 0 until its connect timeout.
+///
+/// # Errors
+/// [`TimelyError::Cluster`]: the processes cannot connect.
+pub fn tell_failed(cluster: &Cluster, message: String) -> Result<(), TimelyError> {
+    let mut sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
+    tell_start(cluster, &mut sockets, &Start::Failed(message))
 }
 
 /// The longest start message a process accepts (a cut holds every key group's snapshot).
@@ -143,9 +163,14 @@ pub(crate) fn hear_start(cluster: &Cluster, sockets: &mut Sockets) -> Result<Sta
         .as_mut()
         .ok_or_else(|| fail("no connection to it".into()))?;
     let mut len = [0u8; 8];
-    socket
-        .read_exact(&mut len)
-        .map_err(|e| fail(e.to_string()))?;
+    socket.read_exact(&mut len).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => fail(
+            "process 0 closed the connection first (it stopped or died); start every process \
+             again"
+                .into(),
+        ),
+        _ => fail(e.to_string()),
+    })?;
     let len = u64::from_le_bytes(len);
     if len > MAX_START {
         return Err(fail(format!("a message of {len} bytes")));

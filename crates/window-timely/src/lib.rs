@@ -76,7 +76,7 @@ use window_job::JobResult;
 
 pub use cluster::Cluster;
 pub use cut::{Checkpointing, Cut, GroupCut};
-pub use gather::tell_finished;
+pub use gather::{tell_failed, tell_finished};
 pub use worker::{Describe, FinalSteps};
 
 use chunks::Share;

@@ -27,6 +27,7 @@ mod resolve;
 mod run;
 mod scale;
 mod scale_checkpoint;
+mod stopped;
 mod summary;
 
 use std::io::ErrorKind;

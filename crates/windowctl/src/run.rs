@@ -85,35 +85,7 @@ pub(crate) fn warn_about_lateness(plan: &Plan) {
     eprintln!("windowctl: warning: --allowed-lateness has no effect here: {why}");
 }
 
-/// The job was stopped by a signal (SIGINT, SIGTERM) at a batch boundary, its outputs flushed
-/// (and, with `--checkpoint-dir`, a last checkpoint taken); the process exits with 128 + the
-/// signal's number, as a shell reports a signal.
-#[derive(Debug)]
-pub(crate) struct Stopped {
-    /// The signal's number.
-    pub(crate) signal: i32,
-    /// Whether a checkpoint to resume from was taken.
-    pub(crate) checkpointed: bool,
-}
-
-impl std::fmt::Display for Stopped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = match self.signal {
-            signal_hook::consts::SIGINT => "SIGINT",
-            _ => "SIGTERM",
-        };
-        write!(
-            f,
-            "stopped by {name} at a batch boundary; outputs are complete up to there"
-        )?;
-        if self.checkpointed {
-            write!(f, " and checkpointed: run the same command to resume")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Stopped {}
+pub(crate) use crate::stopped::{AtStop, Stopped};
 
 /// Runs `windowctl run`: plans the job of `args` (of which `given` were given on the command
 /// line), runs it to the end of its inputs, writes its results and prints the summary; with
@@ -217,7 +189,7 @@ pub(crate) fn run(args: &RunArgs, given: &Given) -> Result<()> {
     match stopped {
         Some(signal) => Err(Stopped {
             signal,
-            checkpointed: checkpoints.is_some(),
+            checkpointed: AtStop::checkpoint_if(checkpoints.is_some()),
         }
         .into()),
         None => Ok(()),

@@ -27,7 +27,9 @@ use window_timely::{
 use crate::args::RunArgs;
 use crate::output::stdin_was_closed;
 use crate::plan::Plan;
-use crate::run::{error_policy, job_error, open_sink, rejection_report, report_cut_dead_letters};
+use crate::run::{
+    error_policy, job_error, open_sink, rejection_report, report_cut_dead_letters, AtStop,
+};
 use crate::scale_checkpoint;
 use crate::summary::{summary, Facts};
 
@@ -138,7 +140,10 @@ pub(crate) fn run_timely(
         // Process 0 of a cluster holds the checkpoints (with the outputs); the others hear
         // from it where the job starts, and their --checkpoint-dir is not used.
         Some(_) if peer => None,
-        Some(dir) => match scale_checkpoint::open(plan, dir, &args.checkpoint_interval)? {
+        Some(dir) => match told(
+            &config,
+            scale_checkpoint::open(plan, dir, &args.checkpoint_interval),
+        )? {
             Some(r) => Some(r),
             // The job ran to the end already: nothing to do (the other processes are told).
             None => {
@@ -152,7 +157,13 @@ pub(crate) fn run_timely(
     };
     // A resume interns the keys of the cut (by text) in it.
     let keys = KeyDictionary::shared();
-    let (inputs, read_by, progress) = open_inputs(plan)?;
+    let checkpointing = args.checkpoint_dir.is_some();
+    let opened = open_inputs(plan);
+    let (inputs, read_by, progress) = if checkpointing {
+        told(&config, opened)
+    } else {
+        opened
+    }?;
     let describe_plan = Arc::new(plan.clone());
     let describe_keys = Arc::clone(&keys);
     let parts = Arc::new(Parts {
@@ -207,6 +218,21 @@ pub(crate) fn run_timely(
         progress: crate::progress::Ticker::for_inputs(args.no_progress, progress),
     };
     run_writer(run, resumable.as_mut(), signal.as_ref())
+}
+
+/// Process 0 of a cluster with checkpoints that cannot run the job (`result` an error): says
+/// so, then tells the other processes, which wait to hear from it where the job starts, so
+/// that they fail with its error instead of at their connect timeout; `result` as it was.
+fn told<T>(config: &TimelyConfig, result: Result<T>) -> Result<T> {
+    if let (Err(e), Some(cluster)) = (&result, &config.cluster) {
+        if cluster.process == 0 {
+            eprintln!("windowctl: process 0 cannot run the job; telling the other processes");
+            if let Err(t) = window_timely::tell_failed(cluster, format!("{e:#}")) {
+                eprintln!("windowctl: {t}");
+            }
+        }
+    }
+    result
 }
 
 /// Opens the job's inputs: each one's bytes for the runtime, how its chunks are read, and its
@@ -337,6 +363,7 @@ fn run_writer(
         progress,
     } = run;
     let all_workers = config.workers * config.cluster.as_ref().map_or(1, |c| c.addresses.len());
+    let cluster = config.cluster.is_some();
     let times = parts.times.clone();
     let marks = resumable.as_ref().and_then(|r| r.marks);
     let mut sink = open_sink(plan, &keys, resumable.is_some(), marks.as_ref())?;
@@ -399,8 +426,15 @@ fn run_writer(
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .report();
     }
-    // Stopped by a signal, the workers took a last checkpoint where they stopped.
-    stopped_by(signal, stopped, resumable.is_some())
+    // Stopped by a signal, one process with one input took a last checkpoint where it stopped.
+    // With several processes or inputs, no checkpoint is taken where the job stopped.
+    let several = cluster || plan.inputs.len() > 1;
+    let at_stop = match (resumable.is_some(), several) {
+        (false, _) => AtStop::Nothing,
+        (true, false) => AtStop::Checkpoint,
+        (true, true) => AtStop::LastPeriodic,
+    };
+    stopped_by(signal, stopped, at_stop)
 }
 
 /// The summary's `peak state` line under `--workers`: the sum of the `workers` workers' peaks
@@ -479,25 +513,30 @@ fn run_peer(
     }
     if outcome.finished_already {
         eprintln!(
-            "windowctl: process {process} of {processes}: process 0's last checkpoint says the              job ran to its end; nothing to do"
+            "windowctl: process {process} of {processes}: process 0's last checkpoint says the \
+             job ran to its end; nothing to do"
         );
         return Ok(());
     }
+    let workers = match workers {
+        1 => "its worker".to_owned(),
+        n => format!("its {n} workers"),
+    };
     eprintln!(
-        "windowctl: process {process} of {processes} done: its {workers} workers processed {} \
+        "windowctl: process {process} of {processes} done: {workers} processed {} \
          elements and fired {} windows in {:.1} s; process 0 writes the output and the summary",
         outcome.metrics.elements,
         outcome.metrics.windows_fired,
         started.elapsed().as_secs_f64()
     );
-    stopped_by(signal, outcome.interrupted, false)
+    stopped_by(signal, outcome.interrupted, AtStop::Peer)
 }
 
 /// As on one thread: stopped by a signal, the outputs hold every row up to there.
 fn stopped_by(
     signal: &(dyn Fn() -> Option<i32> + Send + Sync),
     stopped: bool,
-    checkpointed: bool,
+    checkpointed: AtStop,
 ) -> Result<()> {
     match signal().filter(|_| stopped) {
         Some(signal) => Err(crate::run::Stopped {

@@ -231,3 +231,34 @@ fn a_process_without_the_checkpoint_flags_is_refused_naming_them() {
         "{both}"
     );
 }
+
+#[test]
+fn process_0_that_cannot_resume_tells_the_others_why() {
+    let mut rng = Rng(0x0dd_10b5);
+    let text = input(&mut rng, 1500, 10);
+    let job = job(&mut rng);
+    let [d0, d1] = dirs("refusal", &text);
+    let ckpt = with(&job, &CHECKPOINTS);
+    let one = run_in(&d0, &with(&ckpt, &["--workers", "1"]), &env(Some(2)));
+    assert_eq!(code(&one), Some(86), "{}", stderr(&one));
+    // Another job on the same directory: process 0 refuses it, and process 1 (waiting to hear
+    // where the job starts) fails at once with process 0's reason, not at its connect timeout.
+    let at = ckpt.iter().position(|a| a == "--window").expect("window") + 1;
+    let mut other = ckpt.clone();
+    other[at] = "tumbling:999ms".into();
+    let started = std::time::Instant::now();
+    let [p0, p1] = cluster([&d0, &d1], &other, 1, None);
+    assert_eq!(code(&p0), Some(2), "process 0: {}", stderr(&p0));
+    assert!(stderr(&p0).contains("is of another job"), "{}", stderr(&p0));
+    assert_eq!(code(&p1), Some(1), "process 1: {}", stderr(&p1));
+    assert!(
+        stderr(&p1).contains("process 0 stopped the job") && stderr(&p1).contains("another job"),
+        "{}",
+        stderr(&p1)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "{:?}",
+        started.elapsed()
+    );
+}
