@@ -32,10 +32,11 @@
 //! parses its workers' chunks; keys cross processes as their text (module `wire`) and
 //! are routed by a fixed hash of it; [`cluster`] makes the connections (each checked by a hello
 //! of the same job) that timely's network threads then use; process 0 writes the output.
-//! **Checkpoints** ([`run_checkpointed`], [`cut`]): a cut after a chunk, per key group, that a
-//! run with any number of workers resumes from. **Processing time** ([`clock`]): one clock
-//! reading per chunk, taken by the chunk reader, drives every worker. `docs/scale-out.md` says
-//! what runs here and what does not yet (checkpoints of several processes or inputs).
+//! **Checkpoints** ([`run_checkpointed`], [`cut`]): a cut after a chunk, per key group (keys by
+//! text), that a run with any number of workers and processes resumes from; in a cluster the
+//! workers' parts travel to process 0, which keeps the checkpoints and tells the others where
+//! to start. **Processing time** ([`clock`]): one clock reading per chunk, taken by the chunk
+//! reader, drives every worker. `docs/scale-out.md` says what runs here.
 //! **Several inputs** (module `merge`): files' chunks merged in event time, a live input's taken
 //! as they arrive (module `arrive`, with idleness), the watermark the least of the inputs'.
 
