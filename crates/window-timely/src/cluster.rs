@@ -4,7 +4,7 @@
 //!
 //! The layout is timely's: process `i` listens on its own hostfile address only (never on all
 //! interfaces unless the hostfile says so) and is connected to by every process `j > i`; it
-//! connects to every process `j < i`. On each connection both sides send a hello (`Hello`) (a magic, a
+//! connects to every process `j < i`. On each connection both sides send a `Hello` (a magic, a
 //! protocol version, the job's fingerprint, the process count and the sender's index) and check
 //! the other's: anything unexpected (another program, another job, an index out of range or
 //! already connected) fails the process with an error naming the remote address and what was
