@@ -226,6 +226,11 @@ impl Cuts {
         }
         cut.groups.sort_unstable_by_key(|g| g.group);
         cut.ranks.sort_unstable_by_key(|r| r.1);
+        // Each key is one worker's (its group's owner), also after a resume.
+        debug_assert!(
+            cut.ranks.windows(2).all(|w| w[0].1 != w[1].1),
+            "a key's rank in two workers' parts of a cut"
+        );
         Ok(Some(cut))
     }
 }

@@ -77,8 +77,15 @@ pub(crate) fn start(
 ) -> Result<Started, TimelyError> {
     let mut sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
     if checkpoints && cluster.process == 0 {
-        let start = (resume.clone()).map_or(Start::Fresh, |c| Start::Resume(Box::new(c)));
-        tell_start(cluster, &mut sockets, &start)?;
+        // The cut is moved into the message and back, not copied.
+        let start = resume
+            .take()
+            .map_or(Start::Fresh, |c| Start::Resume(Box::new(c)));
+        let told = tell_start(cluster, &mut sockets, &start);
+        if let Start::Resume(cut) = start {
+            *resume = Some(*cut);
+        }
+        told?;
     } else if checkpoints {
         match hear_start(cluster, &mut sockets)? {
             Start::Fresh => *resume = None,
@@ -102,8 +109,7 @@ pub(crate) fn start(
 /// # Errors
 /// [`TimelyError::Cluster`]: the processes cannot connect.
 pub fn tell_finished(cluster: &Cluster) -> Result<(), TimelyError> {
-    let mut sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
-    tell_start(cluster, &mut sockets, &Start::Finished)
+    tell_without_running(cluster, &Start::Finished)
 }
 
 /// Process 0 of a cluster with checkpoints that cannot run the job (`message`, its error):
@@ -113,8 +119,13 @@ pub fn tell_finished(cluster: &Cluster) -> Result<(), TimelyError> {
 /// # Errors
 /// [`TimelyError::Cluster`]: the processes cannot connect.
 pub fn tell_failed(cluster: &Cluster, message: String) -> Result<(), TimelyError> {
+    tell_without_running(cluster, &Start::Failed(message))
+}
+
+/// Process 0 that does not run the job: connects to the others and tells them `start`.
+fn tell_without_running(cluster: &Cluster, start: &Start) -> Result<(), TimelyError> {
     let mut sockets = crate::cluster::connect(cluster).map_err(TimelyError::Cluster)?;
-    tell_start(cluster, &mut sockets, &Start::Failed(message))
+    tell_start(cluster, &mut sockets, start)
 }
 
 /// The longest start message a process accepts (a cut holds every key group's snapshot).

@@ -165,6 +165,11 @@ where
         }
     }
 
+    /// The number of key groups of the job.
+    pub(crate) fn group_count(&self) -> u32 {
+        self.group_of.groups()
+    }
+
     /// Whether group `group` is this worker's.
     pub(crate) fn owns(&self, group: u32) -> bool {
         group >= self.first && ((group - self.first) as usize) < self.comps.len()

@@ -427,7 +427,6 @@ where
             Ok(g) => (g, None),
             Err(e) => (Vec::new(), Some(format!("snapshotting a key group: {e}"))),
         };
-        // Key ids are `u32`s: the index of each fits.
         let keys = self.comp.keys();
         let ranks = (self.out.ranks.iter().enumerate())
             .filter(|(_, &r)| r != u64::MAX)
@@ -465,8 +464,13 @@ where
                     .map_err(|e| format!("restoring key group {}: {e}", g.group))?;
             }
         }
+        // The ranks of the keys this worker emits rows of (its groups'): each key's rank is
+        // then in exactly one worker's part of the next cut.
+        let groups = self.comp.group_count();
         for (text, rank) in &cut.ranks {
-            self.out.set_rank(keys.intern(text).index(), *rank);
+            if self.comp.owns(crate::groups::key_group(text, groups)) {
+                self.out.set_rank(keys.intern(text).index(), *rank);
+            }
         }
         self.max = cut.max;
         self.watermark = cut.watermark;

@@ -134,7 +134,13 @@ pub(crate) fn run_timely(
     let signal: Arc<dyn Fn() -> Option<i32> + Send + Sync> = Arc::from(signal);
     let asked = Arc::clone(&signal);
     let interrupted: Box<dyn Fn() -> bool + Send + Sync> = Box::new(move || asked().is_some());
-    let config = config_of(args, plan, workers)?;
+    // `--checkpoint-interval` with `--checkpoint-dir`: process 0 takes checkpoints that often;
+    // the other processes of a cluster only need to know that it does (and compare it).
+    let every = (args.checkpoint_dir.as_ref())
+        .map(|_| crate::run::checkpoint_interval(&args.checkpoint_interval))
+        .transpose()
+        .map_err(crate::run::Usage::from)?;
+    let config = config_of(args, plan, workers, every)?;
     let peer = config.cluster.as_ref().is_some_and(|c| c.process != 0);
     let mut resumable = match &args.checkpoint_dir {
         // Process 0 of a cluster holds the checkpoints (with the outputs); the others hear
@@ -180,12 +186,9 @@ pub(crate) fn run_timely(
     });
     let started = Instant::now();
     if peer {
-        // Only the interval (the chunks this process parses are marked by its clock).
-        let interval = (args.checkpoint_dir.as_ref())
-            .map(|_| crate::run::checkpoint_interval(&args.checkpoint_interval))
-            .transpose()
-            .map_err(crate::run::Usage::from)?;
-        let checkpoints = interval.map(|interval| window_timely::Checkpointing {
+        // Its workers leave parts of each cut (process 0 marks the chunks, keeps the
+        // checkpoints and says where to resume): no resume or writer here.
+        let checkpoints = every.map(|interval| window_timely::Checkpointing {
             resume: None,
             interval,
             write: Box::new(|_: &mut NoOutput, _: &mut ErrorPolicy, _| Ok(())),
@@ -280,12 +283,18 @@ fn open_inputs(
     Ok((inputs, read_by, progress))
 }
 
-/// The timely runtime's settings for the job: its watermark, chunks, cluster and key groups.
+/// The timely runtime's settings for the job: its watermark, chunks, cluster and key groups
+/// (`every`: the checkpoint interval, compared across a cluster).
 ///
 /// # Errors
 /// A bad `WINDOWCTL_CHUNK_BYTES`; a cluster that `--processes`, `--process` and `--hostfile`
 /// do not describe ([`cluster_of`], a usage error).
-fn config_of(args: &RunArgs, plan: &Plan, workers: usize) -> Result<TimelyConfig> {
+fn config_of(
+    args: &RunArgs,
+    plan: &Plan,
+    workers: usize,
+    every: Option<Duration>,
+) -> Result<TimelyConfig> {
     let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
     // `--idle-timeout` counts with several inputs among which a live one (taken as they come);
     // one input idle alone still gives the watermark (Flink's StatusWatermarkValve), and files
@@ -312,7 +321,7 @@ fn config_of(args: &RunArgs, plan: &Plan, workers: usize) -> Result<TimelyConfig
             .parse()
             .map_err(|e| anyhow!("WINDOWCTL_CHUNK_BYTES: {e}"))?;
     }
-    config.cluster = cluster_of(args, plan, &config).map_err(crate::run::Usage::from)?;
+    config.cluster = cluster_of(args, plan, &config, every).map_err(crate::run::Usage::from)?;
     if let Some(c) = &config.cluster {
         // A peer that dies mid-run: one error line naming it, not timely's panics.
         crate::lost_peer::install(c.addresses.clone(), c.process);
@@ -569,14 +578,19 @@ fn connect_timeout() -> Result<Duration> {
     }
 }
 
-/// The cluster `--processes`, `--process` and `--hostfile` describe, checked; `None` for one
-/// process.
+/// The cluster `--processes`, `--process` and `--hostfile` describe, checked, its processes'
+/// job including the checkpoint interval `every`; `None` for one process.
 ///
 /// # Errors
 /// A flag without the others, an index out of range, stdin as the input, a hostfile that cannot
 /// be read, has another number of addresses than `--processes` or a line that is no
 /// `host:port` (named by its line).
-fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Option<Cluster>> {
+fn cluster_of(
+    args: &RunArgs,
+    plan: &Plan,
+    config: &TimelyConfig,
+    every: Option<Duration>,
+) -> Result<Option<Cluster>> {
     let processes = usize::from(args.processes.unwrap_or(1));
     let Some(path) = &args.hostfile else {
         if processes > 1 {
@@ -635,10 +649,7 @@ fn cluster_of(args: &RunArgs, plan: &Plan, config: &TimelyConfig) -> Result<Opti
     if processes == 1 {
         return Ok(None);
     }
-    let checkpoints = (args.checkpoint_dir.as_ref())
-        .map(|_| crate::run::checkpoint_interval(&args.checkpoint_interval))
-        .transpose()?;
-    let job = job_parts(plan, config, processes, checkpoints);
+    let job = job_parts(plan, config, processes, every);
     // Every input's size and first bytes, in order (files: stdin and sockets are refused
     // above); one that cannot be read is reported when the job opens it. (Every byte read is
     // compared at the end.)

@@ -67,16 +67,18 @@ fn hostfile(dir: &Path) -> PathBuf {
 /// Runs `args` as processes 0 (in `dirs[0]`, with `crash_after` for it) and 1 (in `dirs[1]`)
 /// of a cluster, `workers` each; returns both outputs.
 fn cluster(dirs: [&Path; 2], args: &[String], workers: u32, crash: Option<u64>) -> [Output; 2] {
+    let args = with(args, &["--workers", &workers.to_string()]);
+    cluster_of([&args, &args], dirs, crash)
+}
+
+/// Runs processes 0 and 1 of a cluster, each with its own `args` in its own directory (process
+/// 0 with `crash_after`); returns both outputs.
+fn cluster_of(args: [&[String]; 2], dirs: [&Path; 2], crash: Option<u64>) -> [Output; 2] {
     let hosts = hostfile(dirs[0]);
     let mut reaper = Reaper(Vec::new());
     for process in [1usize, 0] {
-        let mut all = with(args, &["--no-progress", "--workers", &workers.to_string()]);
-        all.extend(strings(&[
-            "--processes",
-            "2",
-            "--process",
-            &process.to_string(),
-        ]));
+        let mut all = with(args[process], &["--no-progress", "--processes", "2"]);
+        all.extend(strings(&["--process", &process.to_string()]));
         all.extend(["--hostfile".to_string(), hosts.display().to_string()]);
         let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
         c.current_dir(dirs[process]).arg("run").args(&all);
@@ -197,31 +199,10 @@ fn a_process_without_the_checkpoint_flags_is_refused_naming_them() {
     let text = input(&mut rng, 300, 5);
     let job = job(&mut rng);
     let [d0, d1] = dirs("flags", &text);
-    let hosts = hostfile(&d0);
-    let mut reaper = Reaper(Vec::new());
-    for (process, args) in [(1, job.clone()), (0, with(&job, &CHECKPOINTS))] {
-        let mut all = with(
-            &args,
-            &["--no-progress", "--workers", "1", "--processes", "2"],
-        );
-        all.extend(strings(&["--process", &process.to_string(), "--hostfile"]));
-        all.push(hosts.display().to_string());
-        let mut c = Command::new(env!("CARGO_BIN_EXE_windowctl"));
-        c.current_dir(if process == 0 { &d0 } else { &d1 })
-            .arg("run")
-            .args(&all);
-        for (k, v) in env(None) {
-            c.env(k, v);
-        }
-        reaper.0.push(
-            c.stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn"),
-        );
-    }
-    let p0 = wait(reaper.0.pop().expect("p0"), 60);
-    let p1 = wait(reaper.0.pop().expect("p1"), 60);
+    // Process 1 without the checkpoint flags, process 0 with them.
+    let plain = with(&job, &["--workers", "1"]);
+    let checkpointed = with(&plain, &CHECKPOINTS);
+    let [p0, p1] = cluster_of([&checkpointed, &plain], [&d0, &d1], None);
     for (p, o) in [(0, &p0), (1, &p1)] {
         assert_ne!(code(o), Some(0), "process {p} ran: {}", stderr(o));
     }
