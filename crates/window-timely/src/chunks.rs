@@ -16,6 +16,36 @@ use parking_lot::Mutex;
 
 use crate::clock::{ChunkClock, Timers, LOOK_AGAIN as LOOK_AT_TIMERS};
 
+/// The chunk size of [`crate::TimelyConfig::new`]: 64 KiB.
+pub const DEFAULT_CHUNK_BYTES: usize = 64 << 10;
+
+/// The fan-out up to which [`chunk_bytes_for_fan_out`] keeps [`DEFAULT_CHUNK_BYTES`].
+const FULL_CHUNKS_UP_TO: u64 = 256;
+
+/// The least chunk size [`chunk_bytes_for_fan_out`] gives: below it the cost of a chunk
+/// (about 40 us of progress tracking and parser set-up, two workers) outweighs its events.
+const MIN_CHUNK_BYTES: usize = 4 << 10;
+
+/// The chunk size for a job whose elements each fall into `fan_out` windows (a sliding
+/// window's size / slide, rounded up; 1 for tumbling, session, global and count windows).
+///
+/// The rows a chunk fires are held until every worker is past the chunk and the writer has
+/// them all (module `sink`), and on many sparse keys they are about the chunk's events times
+/// `fan_out`: `sliding:1d:1s` (86,400) over 64 KiB of flights fired some 20 M rows a chunk, and
+/// a run with two workers took 2.7 GB where one thread takes 10 MB. So above a fan-out of 256
+/// the chunk shrinks in proportion, to [`MIN_CHUNK_BYTES`] (4 KiB) at most: the rows a chunk
+/// holds then grow no further with the fan-out until it reaches 4096. Up to 256 (the
+/// benchmarks' 60 s / 500 ms is 120, the default job's 1 h / 5 min 12) it is
+/// [`DEFAULT_CHUNK_BYTES`]. The output does not depend on the chunk size.
+#[must_use]
+pub fn chunk_bytes_for_fan_out(fan_out: u64) -> usize {
+    if fan_out <= FULL_CHUNKS_UP_TO {
+        return DEFAULT_CHUNK_BYTES;
+    }
+    let scaled = DEFAULT_CHUNK_BYTES as u64 * FULL_CHUNKS_UP_TO / fan_out;
+    usize::try_from(scaled).map_or(DEFAULT_CHUNK_BYTES, |b| b.max(MIN_CHUNK_BYTES))
+}
+
 /// How often a worker waiting for the input looks whether its chunk was read meanwhile.
 pub(crate) const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_millis(10);
 

@@ -75,6 +75,7 @@ use window_core::{AnyWindow, HeldState, Number, WindowComputation, WindowMetrics
 use window_io::{ErrorPolicy, InputError, KeyDictionary, KeyId};
 use window_job::JobResult;
 
+pub use chunks::{chunk_bytes_for_fan_out, DEFAULT_CHUNK_BYTES};
 pub use cluster::Cluster;
 pub use cut::{Checkpointing, Cut, GroupCut};
 pub use gather::{tell_failed, tell_finished};
@@ -153,13 +154,14 @@ pub struct TimelyConfig {
 
 impl TimelyConfig {
     /// `workers` threads, a watermark `out_of_orderness` ms behind, chunks of 64 KiB (the rows
-    /// a chunk fires are held until every worker is past it: smaller chunks hold fewer).
+    /// a chunk fires are held until every worker is past it: smaller chunks hold fewer, and
+    /// [`chunk_bytes_for_fan_out`] fits the size to the window).
     #[must_use]
     pub fn new(workers: usize, out_of_orderness: i64) -> Self {
         Self {
             workers,
             out_of_orderness,
-            chunk_bytes: 64 << 10,
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
             cluster: None,
             key_groups: groups::DEFAULT_KEY_GROUPS,
             watermark_interval: None,

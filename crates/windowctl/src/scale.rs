@@ -296,6 +296,8 @@ fn config_of(
     every: Option<Duration>,
 ) -> Result<TimelyConfig> {
     let mut config = TimelyConfig::new(workers, plan.out_of_orderness);
+    // Fewer rows held per chunk on fine sliding windows (window_timely::chunk_bytes_for_fan_out).
+    config.chunk_bytes = window_timely::chunk_bytes_for_fan_out(fan_out(&plan.spec.window));
     // `--idle-timeout` counts with several inputs among which a live one (taken as they come);
     // one input idle alone still gives the watermark (Flink's StatusWatermarkValve), and files
     // merged in event time are never idle behind the others.
@@ -334,6 +336,21 @@ fn config_of(
         config.key_groups = u32::try_from(workers.saturating_mul(processes)).unwrap_or(u32::MAX);
     }
     Ok(config)
+}
+
+/// How many windows an element falls into: a sliding window's size / slide, rounded up; 1 for
+/// the other windows (Flink's `SlidingEventTimeWindows` assigns `ceil(size / slide)` windows, the
+/// others one).
+fn fan_out(window: &engine::job::WindowSpec) -> u64 {
+    match *window {
+        engine::job::WindowSpec::Sliding { size, slide, .. } => {
+            match (u64::try_from(size), u64::try_from(slide)) {
+                (Ok(size), Ok(slide)) if slide > 0 => size.div_ceil(slide).max(1),
+                _ => 1,
+            }
+        }
+        _ => 1,
+    }
 }
 
 /// What [`run_writer`] runs.
@@ -735,5 +752,31 @@ fn failure_error(e: TimelyError) -> anyhow::Error {
         }),
         TimelyError::Output(e) => job_error(RuntimeError::Output(e)),
         other => anyhow!("{other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fan_out;
+    use engine::job::WindowSpec;
+
+    #[test]
+    fn fan_out_is_windows_per_element() {
+        let sliding = |size, slide| WindowSpec::Sliding {
+            size,
+            slide,
+            offset: 0,
+        };
+        // Flink's SlidingEventTimeWindows: ceil(size / slide) windows per element.
+        assert_eq!(fan_out(&sliding(60_000, 500)), 120);
+        assert_eq!(fan_out(&sliding(86_400_000, 1_000)), 86_400);
+        assert_eq!(fan_out(&sliding(1_000, 300)), 4);
+        assert_eq!(fan_out(&sliding(300, 1_000)), 1);
+        let tumbling = WindowSpec::Tumbling {
+            size: 1_000,
+            offset: 0,
+        };
+        assert_eq!(fan_out(&tumbling), 1);
+        assert_eq!(fan_out(&WindowSpec::Session { gap: 10 }), 1);
     }
 }

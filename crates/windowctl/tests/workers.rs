@@ -721,3 +721,57 @@ fn a_headerless_input_takes_its_columns_from_its_first_record_in_every_chunk() {
         }
     }
 }
+
+#[test]
+fn a_fine_sliding_window_gets_smaller_chunks_and_the_same_bytes() {
+    // 4,100 windows per element: the chunks are 4 KiB instead of 64 KiB
+    // (window_timely::chunk_bytes_for_fan_out), so this 28 KB input is several chunks.
+    let dir = scratch("fine-sliding");
+    let mut rng = Rng(7);
+    let text = input(&mut rng, 2000, 6);
+    assert!(
+        text.len() > 3 * 4096 && text.len() < 65536,
+        "{}",
+        text.len()
+    );
+    fs::write(dir.join("in.csv"), text).expect("input");
+    let mut args = strings(&[
+        "--input",
+        "in.csv",
+        "--window",
+        "sliding:4100ms:1ms",
+        "--agg",
+        "sum",
+        "--out-of-orderness",
+        "20ms",
+    ]);
+    args.extend(strings(&["--strategy", "sliced"]));
+    let run = |extra: &[&str], env: &[(&str, String)], tag: &str| {
+        let mut all = args.clone();
+        all.extend(strings(&["--output", &format!("out-{tag}.csv")]));
+        all.extend(strings(extra));
+        let o = windowctl(&dir, &all, env);
+        assert!(
+            o.status.success(),
+            "{tag}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        fs::read_to_string(dir.join(format!("out-{tag}.csv"))).expect("output")
+    };
+    let base = run(&[], &[], "base");
+    assert!(
+        base.lines().count() > 20_000,
+        "{} rows",
+        base.lines().count()
+    );
+    let one_chunk = run(
+        &["--workers", "2"],
+        &[("WINDOWCTL_CHUNK_BYTES", "65536".into())],
+        "one-chunk",
+    );
+    assert_eq!(sorted(&one_chunk), sorted(&base));
+    for workers in ["1", "2"] {
+        let got = run(&["--workers", workers], &[], workers);
+        assert!(got == one_chunk, "--workers {workers}: not byte-identical");
+    }
+}

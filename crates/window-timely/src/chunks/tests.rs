@@ -354,3 +354,18 @@ fn periodic_watermarks_mark_a_chunk_an_interval_after_the_last_or_an_empty_one()
         .collect();
     assert_eq!(marks, [false, false, false, false]);
 }
+
+#[test]
+fn chunks_shrink_with_the_fan_out_above_256_to_4_kib() {
+    // Tumbling and session windows, the default job (12) and the benchmarks' sliding job (120).
+    for f in [0, 1, 12, 120, 256] {
+        assert_eq!(chunk_bytes_for_fan_out(f), 64 << 10, "fan-out {f}");
+    }
+    // In proportion above 256: the events of a chunk times the fan-out stay the same.
+    assert_eq!(chunk_bytes_for_fan_out(512), 32 << 10);
+    assert_eq!(chunk_bytes_for_fan_out(1440), (64 << 10) * 256 / 1440);
+    assert_eq!(chunk_bytes_for_fan_out(4096), 4 << 10);
+    // The floor: sliding:1d:1s, and the largest fan-out there is.
+    assert_eq!(chunk_bytes_for_fan_out(86_400), 4 << 10);
+    assert_eq!(chunk_bytes_for_fan_out(u64::MAX), 4 << 10);
+}
