@@ -33,7 +33,7 @@ const MIN_CHUNK_BYTES: usize = 4 << 10;
 /// them all (module `sink`), and on many sparse keys they are about the chunk's events times
 /// `fan_out`: `sliding:1d:1s` (86,400) over 64 KiB of flights fired some 20 M rows a chunk, and
 /// a run with two workers took 2.7 GB where one thread takes 10 MB. So above a fan-out of 256
-/// the chunk shrinks in proportion, to [`MIN_CHUNK_BYTES`] (4 KiB) at most: the rows a chunk
+/// the chunk shrinks in proportion, to 4 KiB at most (`MIN_CHUNK_BYTES`): the rows a chunk
 /// holds then grow no further with the fan-out until it reaches 4096. Up to 256 (the
 /// benchmarks' 60 s / 500 ms is 120, the default job's 1 h / 5 min 12) it is
 /// [`DEFAULT_CHUNK_BYTES`]. The output does not depend on the chunk size.

@@ -18,7 +18,7 @@ use crate::{JobParts, Shared, PARSED_AHEAD};
 #[derive(Clone, Default)]
 pub(crate) struct Pools {
     /// Row blocks the writer thread emptied.
-    pub(crate) rows: crate::worker::RowPool,
+    pub(crate) rows: crate::tagger::RowPool,
     /// Element buffers the workers emptied.
     pub(crate) elements: ElementPool,
 }

@@ -12,7 +12,7 @@ use window_job::JobResult;
 
 use crate::parse::ChunkError;
 use crate::rows::{Rare, Rows, Taken};
-use crate::worker::RowPool;
+use crate::tagger::RowPool;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::Capability;
