@@ -288,6 +288,16 @@ where
         }
     }
 
+    /// A lower bound on the least watermark at which a group would emit anything
+    /// ([`WindowComputation::next_event_time_timer`]); `None`: none would. With several groups,
+    /// the heap's least entry (a stale one is lower than its group's bound: still a bound).
+    pub(crate) fn next_event_time_timer(&self) -> Option<Timestamp> {
+        match &self.comps[..] {
+            [comp] => comp.next_event_time_timer(),
+            _ => self.heap.peek().map(|r| r.0 .0),
+        }
+    }
+
     /// The earliest processing-time timer of any group.
     pub(crate) fn next_processing_time_timer(&self) -> Option<Timestamp> {
         self.comps

@@ -23,7 +23,9 @@
 //!    where Flink leaves the order of timers with one timestamp open). A chunk's rows move to
 //!    worker 0 as one container per worker; once its frontier passes the chunk, it hands them to
 //!    a writer thread, which merges the workers' runs and writes them, bad records to the error
-//!    policy in their place.
+//!    policy in their place. A chunk that fires many rows goes in pieces, written while it is
+//!    windowed, with process 0's workers held to a budget of rows not yet written
+//!    ([`TimelyConfig::rows_ahead`]; module `sink`).
 //!
 //! Output is therefore byte-identical for 1, 2 or any number of workers; it holds the rows of the
 //! one-threaded runtime (`engine::Runtime`), in this canonical order within a watermark step.
@@ -150,6 +152,13 @@ pub struct TimelyConfig {
     /// (Flink's `withIdleness`) and holds the watermark back no more until it sends again.
     /// Files merged in event time are never idle.
     pub idle_timeout: Option<std::time::Duration>,
+    /// How many fired rows the workers of process 0 may have given the writer that it has not
+    /// written yet, shared out among all workers (at least 1): a worker over its share stops
+    /// within its chunk, between watermark steps, until the writer catches up, and sends a
+    /// chunk's rows in pieces of half its share, so that a chunk that fires many rows is not
+    /// held whole. The default, 2^18 rows (about 8 MB), is the final watermark's budget too.
+    /// The output does not depend on it.
+    pub rows_ahead: usize,
 }
 
 impl TimelyConfig {
@@ -168,6 +177,7 @@ impl TimelyConfig {
             processing_time: false,
             chunk_clock: clock::ChunkClock::System,
             idle_timeout: None,
+            rows_ahead: FINAL_ROWS_AHEAD,
         }
     }
 }
@@ -393,6 +403,7 @@ where
     let mut state = SinkState::new(output, policy, names.clone(), Arc::clone(&stop));
     state.checkpoint = write;
     state.live = inputs.iter().any(|i| i.live);
+    let backlog = state.pieces(&config);
     let pool = feed::Pools::default();
     let (to_sink, sink, sink_done) = SinkThread::start(state, Arc::clone(&pool.rows), workers)?;
     let share = config.cluster.as_ref().map_or(Share::ALL, |c| Share {
@@ -439,6 +450,7 @@ where
         first_chunk,
         sink_done: Mutex::new(Some(sink_done)),
         read,
+        backlog,
     });
     let ran = execute(&config, sockets, shared);
     // Every chunk handed over is written before the writer thread ends.
@@ -514,6 +526,8 @@ struct Shared<P> {
     sink_done: Mutex<Option<crossbeam_channel::Receiver<Option<String>>>>,
     /// In a cluster: the input's bytes read, and FNV-1a of them ([`HashRead`]).
     read: Option<Arc<Mutex<(u64, u64)>>>,
+    /// On process 0: its workers' rows the writer has not written ([`sink::Backlog`]).
+    backlog: Option<Arc<sink::Backlog>>,
 }
 
 /// One worker: builds the dataflow, feeds it its chunks, and runs it to the end.
@@ -548,6 +562,7 @@ where
             first,
             pool: shared.pool.elements.clone(),
             timers: (Arc::clone(&shared.timers), index),
+            backlog: shared.backlog.clone(),
         };
         let rows = window_operator(elements, summaries, window, ctx);
         let cuts = shared.cuts.clone().filter(|_| index == 0);
@@ -618,6 +633,8 @@ fn window_worker<P: JobParts>(
     );
     window.periodic = shared.periodic;
     window.processing = shared.processing;
+    // A watermark step across a gap in the data goes in sub-steps of the final steps' stride.
+    window.stride = shared.parts.final_steps().map(|s| s.stride);
     // Each worker holds its share of the limit.
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     window.out.pool = Some(Arc::clone(&shared.pool.rows));

@@ -16,7 +16,8 @@ use window_job::JobResult;
 use crate::end::WorkerEnd;
 use crate::feed::{self, Part};
 use crate::parse::{Element, Summary};
-use crate::worker::{FinalSteps, WindowWorker};
+use crate::rows::Rows as RowBlock;
+use crate::worker::{FinalSteps, InChunk, WindowWorker};
 use crate::{clock, cut, sink, Elements, JobParts, Rows, Summaries, FINAL, FINAL_ROWS_AHEAD, PARK};
 
 /// What the window operator needs besides its inputs and its computation.
@@ -44,10 +45,12 @@ pub(crate) struct OperatorContext<P> {
     /// Where the worker posts its earliest processing-time timer after each chunk, and its
     /// index.
     pub(crate) timers: (Arc<clock::Timers>, usize),
+    /// On process 0: the rows each of its workers gave the writer that it has not written.
+    pub(crate) backlog: Option<Arc<sink::Backlog>>,
 }
 
-/// A worker's counters at its end.
-pub(crate) fn worker_end<C>(window: &WindowWorker<C>) -> WorkerEnd
+/// A worker's counters at its end, and the process that stopped the job on its own (`halted`).
+pub(crate) fn worker_end<C>(window: &WindowWorker<C>, halted: Option<(u32, String)>) -> WorkerEnd
 where
     C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
 {
@@ -59,7 +62,7 @@ where
         live_windows: comp.live_state().windows,
         peak: window.peak,
         peer_failure: None,
-        halted: None,
+        halted,
         input_differs: None,
     }
 }
@@ -83,69 +86,72 @@ where
         let activator = scope.activator_for(info.address);
         let mut cap = Some(cap);
         let mut step = FINAL;
-        let mut held: BTreeMap<u64, Vec<Element>> = BTreeMap::new();
-        let mut known: BTreeMap<u64, Summary> = BTreeMap::new();
-        let mut next: u64 = ctx.first;
-        let mut last: cut::LastChunk = None;
-        // The process that stopped the job at a chunk on its own, and why.
-        let mut halted: Option<(u32, String)> = None;
+        let mut at = InOrder::new(ctx.first);
         let mut unwritten = sink::Unwritten::new(FINAL_ROWS_AHEAD / scope.peers());
+        // Rows of a chunk go to the writer in pieces of this many (process 0's workers, whose
+        // backlog the writer keeps); the others send a chunk's rows whole.
+        let piece = ctx.backlog.as_ref().map_or(usize::MAX, |b| b.piece_rows());
+        let me = scope.index() as u32;
         move |(elements, f1), (summaries, f2), output| {
             elements.for_each(|cap, data| {
                 if let Some(&t) = cap.least() {
-                    hold(held.entry(t).or_default(), data);
+                    hold(at.held.entry(t).or_default(), data);
                 }
             });
             summaries.for_each(|_time, data| {
                 for s in data.drain(..) {
-                    known.insert(s.chunk, s);
+                    at.known.insert(s.chunk, s);
                 }
             });
             let Some(c) = cap.as_mut() else { return };
-            while !f1.less_equal(&next) && !f2.less_equal(&next) {
-                let Some(s) = known.remove(&next) else { break };
-                let mut mine = held.remove(&next).unwrap_or_default();
-                if !window.stopped && halted.is_none() {
-                    halted.clone_from(&s.halt);
-                }
-                window.chunk(&s, &mut mine);
-                ctx.timers
-                    .0
-                    .post(ctx.timers.1, window.next_processing_time_timer(), next);
-                ctx.pool.give(mine);
-                ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
-                // With the chunk's rows, before the capability passes the chunk: the writer
-                // finds every part.
-                let part = cut::part(ctx.cuts.is_some(), &s, &window);
-                last = Some((next, s.end, part.is_some()));
-                if part.is_some() || !window.out.rows.is_empty() {
-                    let mut rows = window.out.take_rows();
-                    rows.cut = part;
-                    output.session(&c.delayed(&next)).give(rows);
-                }
-                next += 1;
-            }
-            if f1.is_empty() && f2.is_empty() {
-                // One step of the final watermark per activation, and only while the rows of
-                // the steps the writer has not written yet are few.
-                if unwritten.too_many(&ctx.written) {
-                    // Looked at again shortly; the worker parks meanwhile.
+            while !f1.less_equal(&at.next) && !f2.less_equal(&at.next) {
+                let next = at.next;
+                if at.waits(&ctx, me) {
+                    // Goes on once the writer (on worker 0: this worker must not wait inside the
+                    // operator) has caught up; the capability at this chunk puts the writer at it.
+                    c.downgrade(&next);
                     activator.activate_after(PARK);
                     return;
                 }
-                if ctx.interrupted.load(Ordering::Relaxed) || ctx.parts.interrupted() {
-                    ctx.interrupted.store(true, Ordering::Relaxed);
-                    // A last checkpoint where the job stops (once: `last` is then left).
-                    cut::leave_at_stop(ctx.cuts.as_deref(), last.take(), &window);
-                    // Stopped by a signal: no final watermark, as on one thread.
-                    window.stopped = true;
+                let Some((s, mut mine, mut place)) = at.take(&window) else {
+                    break;
+                };
+                if let Some(covered) = window.chunk(&s, &mut mine, &mut place, piece) {
+                    // A piece: the writer may write it before the chunk ends, so that a chunk
+                    // that fires many rows does not hold them all.
+                    let mut rows = block(&mut window, ctx.backlog.as_deref(), me);
+                    rows.piece = Some(covered);
+                    output.session(&c.delayed(&next)).give(rows);
+                    (at.current, at.pieced) = (Some((s, mine, place)), true);
+                    // Back at once: the writer (maybe on this thread) takes the piece meanwhile.
+                    c.downgrade(&next);
+                    activator.activate();
+                    return;
                 }
-                let more = window.finish_step(ctx.steps);
-                if !window.out.rows.is_empty() {
-                    unwritten.given(step, window.out.rows.len());
-                    output
-                        .session(&c.delayed(&step))
-                        .give(window.out.take_rows());
+                // With the chunk's rows, before the capability passes the chunk: the writer
+                // finds every part of a cut. Always a last block, empty or not: the writer learns
+                // that this worker is past the chunk, and writes the others' pieces of it.
+                let rows = chunk_done(&mut window, &ctx, &mut at, &s, mine, me);
+                output.session(&c.delayed(&next)).give(rows);
+                at.next += 1;
+                if std::mem::take(&mut at.pieced) {
+                    // The chunk's rest goes to the writer now, not after the chunks after it.
+                    c.downgrade(&at.next);
+                    activator.activate();
+                    return;
+                }
+            }
+            if f1.is_empty() && f2.is_empty() {
+                // One step of the final watermark per activation, and only while the rows of
+                // the steps the writer has not written yet are few (else parks a while).
+                if unwritten.too_many(&ctx.written) {
+                    activator.activate_after(PARK);
+                    return;
+                }
+                let (rows, more) = final_step(&mut window, &ctx, &mut at, me);
+                if let Some(rows) = rows {
+                    unwritten.given(step, rows.len());
+                    output.session(&c.delayed(&step)).give(rows);
                 }
                 if more {
                     step += 1;
@@ -153,16 +159,134 @@ where
                     activator.activate();
                     return;
                 }
-                *ctx.end.lock() = WorkerEnd {
-                    halted: halted.take(),
-                    ..worker_end(&window)
-                };
+                *ctx.end.lock() = worker_end(&window, at.halted.take());
                 cap = None;
             } else {
-                c.downgrade(&next);
+                c.downgrade(&at.next);
             }
         }
     })
+}
+
+/// Where a worker stands in the chunks: the elements and summaries it holds, the next chunk,
+/// the one under way.
+struct InOrder {
+    held: BTreeMap<u64, Vec<Element>>,
+    known: BTreeMap<u64, Summary>,
+    next: u64,
+    /// The last chunk done ([`cut::leave_at_stop`]).
+    last: cut::LastChunk,
+    /// The process that stopped the job at a chunk on its own, and why.
+    halted: Option<(u32, String)>,
+    /// The chunk this worker is in the middle of: its summary, its elements, where it is.
+    current: Option<(Summary, Vec<Element>, InChunk)>,
+    /// Whether the chunk under way went out in pieces.
+    pieced: bool,
+}
+
+impl InOrder {
+    fn new(first: u64) -> Self {
+        Self {
+            held: BTreeMap::new(),
+            known: BTreeMap::new(),
+            next: first,
+            last: None,
+            halted: None,
+            current: None,
+            pieced: false,
+        }
+    }
+
+    /// Whether the worker, in a chunk, is over its share of rows the writer has not written
+    /// (and the job goes on).
+    fn waits<P>(&self, ctx: &OperatorContext<P>, me: u32) -> bool {
+        self.current.is_some()
+            && ctx.backlog.as_ref().is_some_and(|b| b.over(me))
+            && !ctx.stop.load(Ordering::Relaxed)
+    }
+
+    /// The chunk to go on with: the one under way, or the next one once its summary is in.
+    fn take<C>(&mut self, window: &WindowWorker<C>) -> Option<(Summary, Vec<Element>, InChunk)>
+    where
+        C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
+    {
+        if let Some(going_on) = self.current.take() {
+            return Some(going_on);
+        }
+        let s = self.known.remove(&self.next)?;
+        let mine = self.held.remove(&self.next).unwrap_or_default();
+        if !window.stopped && self.halted.is_none() {
+            self.halted.clone_from(&s.halt);
+        }
+        Some((s, mine, InChunk::default()))
+    }
+}
+
+/// What follows chunk `s` once done (`mine`: its elements): the worker's earliest timer
+/// posted, the buffer back, a stop shared; its last block, with the worker's part of a cut
+/// after it.
+fn chunk_done<P, C>(
+    window: &mut WindowWorker<C>,
+    ctx: &OperatorContext<P>,
+    at: &mut InOrder,
+    s: &Summary,
+    mine: Vec<Element>,
+    me: u32,
+) -> RowBlock
+where
+    P: JobParts<Computation = C>,
+    C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
+{
+    ctx.timers
+        .0
+        .post(ctx.timers.1, window.next_processing_time_timer(), at.next);
+    ctx.pool.give(mine);
+    ctx.stop.fetch_or(window.stopped, Ordering::Relaxed);
+    let part = cut::part(ctx.cuts.is_some(), s, window);
+    at.last = Some((at.next, s.end, part.is_some()));
+    let mut rows = block(window, ctx.backlog.as_deref(), me);
+    rows.cut = part;
+    rows
+}
+
+/// The final watermark's next step, after the last chunk: its rows, if any, and whether another
+/// step follows. Stopped by a signal, no final watermark (as on one thread): a last checkpoint
+/// where the job stops instead (once: `last` is then left).
+fn final_step<P, C>(
+    window: &mut WindowWorker<C>,
+    ctx: &OperatorContext<P>,
+    at: &mut InOrder,
+    me: u32,
+) -> (Option<RowBlock>, bool)
+where
+    P: JobParts<Computation = C>,
+    C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
+{
+    if ctx.interrupted.load(Ordering::Relaxed) || ctx.parts.interrupted() {
+        ctx.interrupted.store(true, Ordering::Relaxed);
+        cut::leave_at_stop(ctx.cuts.as_deref(), at.last.take(), window);
+        window.stopped = true;
+    }
+    let more = window.finish_step(ctx.steps);
+    let rows = (!window.out.rows.is_empty()).then(|| block(window, ctx.backlog.as_deref(), me));
+    (rows, more)
+}
+
+/// The worker's rows so far as a block for the writer (an empty one if there are none),
+/// counted in process 0's backlog.
+fn block<C>(window: &mut WindowWorker<C>, backlog: Option<&sink::Backlog>, me: u32) -> RowBlock
+where
+    C: WindowComputation<KeyId, Number, Window = AnyWindow, Output = JobResult>,
+{
+    let rows = if window.out.rows.is_empty() {
+        window.out.empty_block()
+    } else {
+        window.out.take_rows()
+    };
+    if let Some(b) = backlog {
+        b.given(me, rows.len());
+    }
+    rows
 }
 
 /// Adds the parts in `data` (this worker's elements of one chunk) to `mine`.

@@ -86,6 +86,11 @@ pub(crate) struct Rows {
     /// The worker's part of the cut after the chunk, if one is taken there: the writer takes
     /// it out ([`crate::cut`]).
     pub(crate) cut: Option<crate::cut::Travelling>,
+    /// `None`: the worker's last block of its timestamp. `Some((o, e))`: a piece of a chunk
+    /// the worker is still processing (module `operator`); its later rows of the chunk all
+    /// come after moment `o` and window end `e` in the canonical order, so its rows up to there
+    /// are all here or in earlier pieces.
+    pub(crate) piece: Option<(Order, i64)>,
 }
 
 /// A row taken out of a block, as the job's output takes it.
@@ -125,6 +130,18 @@ impl Rows {
         self.rows.is_empty()
     }
 
+    /// Whether it has room for any row.
+    pub(crate) fn has_capacity(&self) -> bool {
+        self.rows.capacity() > 0
+    }
+
+    /// Keeps room for at most `rows` rows (and as many moments and windows).
+    pub(crate) fn shrink_to(&mut self, rows: usize) {
+        self.rows.shrink_to(rows);
+        self.moments.shrink_to(rows);
+        self.windows.shrink_to(rows);
+    }
+
     /// Empties the block, keeping its buffers.
     pub(crate) fn clear(&mut self) {
         self.rows.clear();
@@ -134,6 +151,7 @@ impl Rows {
         self.lates.clear();
         self.rare.clear();
         self.cut = None;
+        self.piece = None;
     }
 
     /// The index of moment `(order, watermark)`: the last one's if it is the same.

@@ -69,6 +69,16 @@ const MAX_FINAL_STEPS: i64 = 4096;
 pub type Describe =
     Box<dyn FnMut(&Rejected<KeyId, Number>, &str, u64, Timestamp) -> InputError + Send>;
 
+/// Where a worker stands in a chunk it has begun ([`WindowWorker::chunk`]): its next rise, bad
+/// record and element.
+#[derive(Debug, Default)]
+pub(crate) struct InChunk {
+    begun: bool,
+    r: usize,
+    b: usize,
+    n: usize,
+}
+
 /// One worker's computations (one per key group it owns) and where it stands in the input.
 pub(crate) struct WindowWorker<C> {
     comp: KeyGroups<C>,
@@ -100,6 +110,14 @@ pub(crate) struct WindowWorker<C> {
     pub(crate) max_held: Option<usize>,
     /// The most this worker held after a chunk or a final step (by [`HeldState::entries`]).
     pub(crate) peak: HeldState,
+    /// The step in which a watermark step goes to its watermark (a sliding window's slide, a
+    /// window size, a session gap: [`FinalSteps::stride`]); `None`: in one call.
+    pub(crate) stride: Option<i64>,
+    /// While a watermark step is under way in sub-steps: where the computations stand.
+    stepping: Option<i64>,
+    /// Rows per ms of watermark that the last sub-step which fired anything fired: sizes the
+    /// next sub-steps to about a quarter of a piece.
+    rate: Option<f64>,
 }
 
 impl<C> WindowWorker<C>
@@ -132,6 +150,9 @@ where
             events: 0,
             max_held: None,
             peak: HeldState::default(),
+            stride: None,
+            stepping: None,
+            rate: None,
         }
     }
 
@@ -221,34 +242,81 @@ where
         &self.comp
     }
 
-    /// Raises input `input`'s maximum event time to `t` and, with a watermark after every
-    /// element, applies the watermark step it makes, if any.
+    /// Raises input `input`'s maximum event time to `t`; with a watermark after every element,
+    /// the input reports it (the step it makes is [`WindowWorker::step`]'s).
     fn rise(&mut self, input: u32, t: i64) {
         self.max = Some(self.max.map_or(t, |m| m.max(t)));
         self.inputs.rise(input, t);
         if !self.periodic && !self.processing {
             self.inputs.report(Some(input));
-            self.emit_watermark();
         }
+    }
+
+    /// Applies the step to the operator's watermark, if it rises, whole.
+    fn emit_watermark(&mut self) {
+        self.step(usize::MAX);
     }
 
     /// Applies the step to the operator's watermark, if it rises: the least watermark the
     /// inputs not ended reported ([`Positions::combined`]; with one input, its maximum event
-    /// time less the delay, less 1: Flink's `BoundedOutOfOrdernessWatermarks`).
-    fn emit_watermark(&mut self) {
-        let Some(w) = self.inputs.combined() else {
-            return;
-        };
-        if w > self.watermark {
+    /// time less the delay, less 1: Flink's `BoundedOutOfOrdernessWatermarks`). With a `piece`
+    /// (not `usize::MAX`), a step goes in sub-steps from the computations' next timer on, each
+    /// firing the windows that end within it, so that the step's rows come in the canonical
+    /// order (window end, then rank) as from one call: a sub-step spans about a quarter of a
+    /// piece's rows at the rate the last one fired them (at least a stride, at most
+    /// [`MAX_FINAL_STEPS`] of them). It stops between sub-steps once this worker holds `piece`
+    /// rows, and returns whether the step is done (the next call goes on with it).
+    fn step(&mut self, piece: usize) -> bool {
+        if self.stepping.is_none() {
+            let Some(w) = self.inputs.combined() else {
+                return true;
+            };
+            if w <= self.watermark {
+                return true;
+            }
+            self.stepping = Some(self.watermark);
             self.watermark = w;
+        }
+        let w = self.watermark;
+        while let Some(at) = self.stepping {
+            let next = match self.stride {
+                Some(stride) if stride > 0 && piece < usize::MAX => {
+                    let span = self.rate.map_or(stride, |per_ms| {
+                        // At least 1: a rate of nothing spans the whole step.
+                        ((piece / 4) as f64 / per_ms.max(1e-9)).min(i64::MAX as f64) as i64
+                    });
+                    let span = span
+                        .max(stride)
+                        .max(w.saturating_sub(at) / MAX_FINAL_STEPS + 1);
+                    if w.saturating_sub(at) <= span {
+                        w
+                    } else {
+                        match self.comp.next_event_time_timer() {
+                            Some(due) if due <= w => time::add(at.max(due), span).min(w),
+                            _ => w,
+                        }
+                    }
+                }
+                _ => w,
+            };
+            // The step's moment; ranked again after each sub-step's sort.
             self.out.set_order(Order {
                 watermark: w,
                 ..Order::default()
             });
             let from = self.out.rows.len();
-            self.comp.process_watermark(w, &mut self.out);
+            self.comp.process_watermark(next, &mut self.out);
+            let fired = self.out.rows.len() - from;
+            if fired > 0 && at > i64::MIN {
+                self.rate = Some(fired as f64 / next.saturating_sub(at).max(1) as f64);
+            }
             self.out.sort_step(from);
+            self.stepping = (next < w).then_some(next);
+            if self.stepping.is_some() && self.out.rows.len() >= piece {
+                return false;
+            }
         }
+        true
     }
 
     /// The input's line of a chunk's line `local` (chunks before counted, header left out).
@@ -325,21 +393,39 @@ where
     }
 
     /// Processes chunk `s` with this worker's `elements` of it (in place order): the watermark
-    /// steps, bad records and elements in the order the one-worker runtime meets them.
-    pub(crate) fn chunk(&mut self, s: &Summary, elements: &mut [Element]) {
-        if self.stopped {
-            return;
+    /// steps, bad records and elements in the order the one-worker runtime meets them, from
+    /// where `at` stands. Returns `None` once the chunk is done; `Some(c)` when it stopped
+    /// within the chunk because it holds `piece` rows or more: its rows so far are a piece of
+    /// the chunk's ([`crate::rows::Rows::piece`]), every later row of the chunk comes after `c`
+    /// ([`WindowWorker::covered`]), and the next call with the same `at` goes on from there.
+    pub(crate) fn chunk(
+        &mut self,
+        s: &Summary,
+        elements: &mut [Element],
+        at: &mut InChunk,
+        piece: usize,
+    ) -> Option<(Order, i64)> {
+        if self.stopped && !at.begun {
+            return None;
         }
+        if !at.begun {
+            at.begun = true;
+            self.begin(s, elements);
+        }
+        if self.items(s, elements, at, piece) {
+            return Some(self.covered());
+        }
+        self.end(s);
+        None
+    }
+
+    /// What comes before a chunk's items: its elements in place order, its clock reading, and
+    /// the inputs it says ended or went idle.
+    fn begin(&mut self, s: &Summary, elements: &mut [Element]) {
         // Mostly in order already (a chunk's part for one worker comes from one parser).
         if !elements.is_sorted_by_key(|e| e.idx) {
             elements.sort_unstable_by_key(|e| e.idx);
         }
-        let no_errors: &[(u32, ChunkError)] = &[];
-        let errors = if self.reporter {
-            &s.errors[..]
-        } else {
-            no_errors
-        };
         self.last_input = s.input;
         self.advance_clock(s.clock);
         for &i in &s.ended_before {
@@ -355,37 +441,65 @@ where
         if told && !self.processing {
             self.emit_watermark();
         }
-        // Merged in the one-worker order: a bad record read before element `i` is (i, 0),
-        // element `i` is (i, 1), the step element `i` makes is (i, 2).
-        let (mut r, mut b, mut n) = (0, 0, 0);
+    }
+
+    /// The chunk's bad records, elements and watermark steps from `at` on, merged in the
+    /// one-worker order: a bad record read before element `i` is (i, 0), element `i` is
+    /// (i, 1), the step element `i` makes is (i, 2). Returns whether it stopped before the end
+    /// because this worker holds `piece` rows or more.
+    fn items(&mut self, s: &Summary, elements: &[Element], at: &mut InChunk, piece: usize) -> bool {
+        let no_errors: &[(u32, ChunkError)] = &[];
+        let errors = if self.reporter {
+            &s.errors[..]
+        } else {
+            no_errors
+        };
         // Each as `place << 2 | kind` (`u64::MAX`: none left), so the least is the next.
-        let at =
+        let key =
             |place: Option<u32>, kind: u64| place.map_or(u64::MAX, |p| u64::from(p) << 2 | kind);
-        loop {
-            let next = at(errors.get(b).map(|x| x.0), 0)
-                .min(at(elements.get(n).map(|e| e.idx), 1))
-                .min(at(s.rises.get(r).map(|x| x.0), 2));
+        while !self.stopped {
+            let next = key(errors.get(at.b).map(|x| x.0), 0)
+                .min(key(elements.get(at.n).map(|e| e.idx), 1))
+                .min(key(s.rises.get(at.r).map(|x| x.0), 2));
             if next == u64::MAX {
                 break;
             }
             match next & 3 {
                 0 => {
-                    self.report(s, errors[b].0, &errors[b].1);
-                    b += 1;
+                    self.report(s, errors[at.b].0, &errors[at.b].1);
+                    at.b += 1;
                 }
                 1 => {
-                    self.element(s, &elements[n]);
-                    n += 1;
-                    if self.stopped {
-                        break;
-                    }
+                    self.element(s, &elements[at.n]);
+                    at.n += 1;
                 }
                 _ => {
-                    self.rise(s.input, s.rises[r].1);
-                    r += 1;
+                    if self.stepping.is_none() {
+                        self.rise(s.input, s.rises[at.r].1);
+                    }
+                    if !self.periodic && !self.processing && !self.step(piece) {
+                        // Within the step: the rows so far go as a piece.
+                        return true;
+                    }
+                    at.r += 1;
                 }
             }
+            if self.out.rows.len() >= piece && !self.stopped {
+                return true;
+            }
         }
+        false
+    }
+
+    /// Where this worker's rows of the chunk under way are complete: every later row of it
+    /// comes after this (moment, window end) in the canonical order.
+    pub(crate) fn covered(&self) -> (Order, i64) {
+        (self.out.order(), self.stepping.unwrap_or(i64::MAX))
+    }
+
+    /// What comes after a chunk's items: its input's end, a periodic watermark, the state's
+    /// check, and the counts.
+    fn end(&mut self, s: &Summary) {
         // Its input's end (several inputs), and a periodic watermark after a marked chunk: one
         // step, as the single-threaded runtime takes both after the batch.
         if s.last {

@@ -317,6 +317,12 @@ fn config_of(
             .map_err(|e| anyhow!("WINDOWCTL_CHUNK_CLOCK_MS: {e}"))?;
         config.chunk_clock = window_timely::clock::ChunkClock::PerChunk(step);
     }
+    if let Ok(rows) = std::env::var("WINDOWCTL_ROWS_AHEAD") {
+        // For tests: a small budget cuts every chunk's rows into pieces.
+        config.rows_ahead = rows
+            .parse()
+            .map_err(|e| anyhow!("WINDOWCTL_ROWS_AHEAD: {e}"))?;
+    }
     if let Ok(bytes) = std::env::var("WINDOWCTL_CHUNK_BYTES") {
         // For tests: small chunks make many chunk boundaries in a small input.
         config.chunk_bytes = bytes

@@ -65,6 +65,8 @@ fn command(dir: &Path, args: &[String]) -> Command {
         .arg("--no-progress")
         .args(args)
         .env("WINDOWCTL_CHUNK_BYTES", "700")
+        // Process 0's workers send their chunks' rows in pieces; the other process's whole.
+        .env("WINDOWCTL_ROWS_AHEAD", "20")
         .env("WINDOWCTL_CONNECT_TIMEOUT_MS", "30000");
     c
 }

@@ -41,6 +41,8 @@ const CHECKPOINTS: [&str; 4] = ["--checkpoint-dir", "ckpt", "--checkpoint-interv
 fn env(crash_after: Option<u64>) -> Vec<(&'static str, String)> {
     let mut e = vec![
         ("WINDOWCTL_CHUNK_BYTES", "600".to_string()),
+        // Rows in pieces (process 0), with the cut's parts in each chunk's last block.
+        ("WINDOWCTL_ROWS_AHEAD", "20".to_string()),
         ("WINDOWCTL_CONNECT_TIMEOUT_MS", "30000".to_string()),
     ];
     if let Some(n) = crash_after {

@@ -58,7 +58,11 @@ fn full(job: &[String], workers: u32, checkpoints: bool) -> Vec<String> {
 }
 
 fn chunk(bytes: u64) -> Vec<(&'static str, String)> {
-    vec![("WINDOWCTL_CHUNK_BYTES", bytes.to_string())]
+    // Rows in pieces, with the cut's parts in each chunk's last block.
+    vec![
+        ("WINDOWCTL_CHUNK_BYTES", bytes.to_string()),
+        ("WINDOWCTL_ROWS_AHEAD", "20".to_string()),
+    ]
 }
 
 #[test]
