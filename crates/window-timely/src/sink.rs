@@ -703,3 +703,6 @@ pub(crate) fn writer<'s>(
         },
     )
 }
+
+#[cfg(test)]
+mod tests;
