@@ -253,6 +253,14 @@ pub trait JobParts: Send + Sync + 'static {
     fn final_steps(&self) -> Option<FinalSteps> {
         None
     }
+    /// The least stride in which a watermark step may go in sub-steps, so that a chunk's rows
+    /// can go to the writer in pieces within a step (module `sink`). Only for a job whose steps
+    /// fire each window at its end (Flink's `EventTimeTrigger`): a sub-step must fire no row of
+    /// a window that ends after it, or the rows of one step would not come in window-end order.
+    /// `None`, the default: every step goes whole.
+    fn sub_steps(&self) -> Option<i64> {
+        None
+    }
     /// The most window states (and elements held) a worker may hold, checked after each chunk
     /// and each step of the final watermark; over it the job stops there with an error. `None`,
     /// the default: no limit.
@@ -633,8 +641,8 @@ fn window_worker<P: JobParts>(
     );
     window.periodic = shared.periodic;
     window.processing = shared.processing;
-    // A watermark step across a gap in the data goes in sub-steps of the final steps' stride.
-    window.stride = shared.parts.final_steps().map(|s| s.stride);
+    // A watermark step across a gap in the data may go in sub-steps.
+    window.stride = shared.parts.sub_steps();
     // Each worker holds its share of the limit.
     window.max_held = shared.parts.max_held().map(|m| m.div_ceil(peers as usize));
     window.out.pool = Some(Arc::clone(&shared.pool.rows));

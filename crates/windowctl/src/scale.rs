@@ -116,6 +116,18 @@ impl JobParts for Parts {
         };
         Some(FinalSteps { stride, horizon })
     }
+
+    /// The final steps' stride, where the trigger fires windows at their ends only (the
+    /// default, `EventTimeTrigger`, purging or not; not a continuous one).
+    fn sub_steps(&self) -> Option<i64> {
+        use engine::job::TriggerSpec;
+        let trigger = match &self.spec.trigger {
+            TriggerSpec::Purging { inner } => inner.as_ref(),
+            t => t,
+        };
+        let at_ends = matches!(trigger, TriggerSpec::Default | TriggerSpec::EventTime);
+        self.final_steps().filter(|_| at_ends).map(|s| s.stride)
+    }
 }
 
 /// Runs the planned job on `workers` timely worker threads (per process, with `--processes`);
