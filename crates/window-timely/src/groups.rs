@@ -427,7 +427,7 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! [`KeyGroups`] against one computation over all keys (the naive reference): the same
     //! rows at the same moments (each watermark step, each element), as multisets within a
     //! moment, for random jobs of every strategy, with disorder and allowed lateness; and the
@@ -441,11 +441,11 @@ mod tests {
     /// Each moment's rows.
     type Log = Vec<(usize, Rows)>;
 
-    /// A seeded generator (xorshift).
-    struct Rng(u64);
+    /// A seeded generator (xorshift; also the writer's tests').
+    pub(crate) struct Rng(pub(crate) u64);
 
     impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;

@@ -4,6 +4,7 @@
 //! every worker's pieces cover.
 
 use super::*;
+use crate::groups::tests::Rng;
 use window_core::{TimeWindow, Window};
 use window_io::{KeyDictionary, OnError};
 
@@ -36,18 +37,6 @@ fn state(workers: usize) -> SinkState<Collect> {
     );
     s.workers = workers;
     s
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
 }
 
 /// One worker's rows of one timestamp in the canonical order, as (moment, window end, rank,
