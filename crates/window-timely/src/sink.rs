@@ -255,12 +255,11 @@ where
         let bound = if all { Some(None) } else { self.bound() };
         let whole = |r: &Run| r.at == 0 && r.blocks.len() <= 1;
         if bound == Some(None) && self.pending.runs.iter().all(whole) {
-            // Every worker's rows whole, none written yet (the usual chunk, no pieces): as a
-            // timestamp that came at once.
+            // Every worker's rest in one block, none of it written yet (a pieced chunk whose
+            // pieces are written, its last blocks left): merged as a timestamp that came at
+            // once. The bound is everything, so every last block is here: it is complete.
             let runs = std::mem::take(&mut self.pending.runs);
             let blocks = runs.into_iter().flat_map(|r| r.blocks).collect();
-            // Every worker's last block is here (the bound is everything): the timestamp is
-            // complete.
             self.pending = Pending::default();
             return self.write_at_once(blocks);
         }

@@ -356,16 +356,12 @@ fn config_of(
     Ok(config)
 }
 
-/// How many windows an element falls into: a sliding window's size / slide, rounded up; 1 for
-/// the other windows (Flink's `SlidingEventTimeWindows` assigns `ceil(size / slide)` windows, the
-/// others one).
+/// How many windows an element falls into: a sliding window's
+/// [`engine::assigners::windows_per_element`]; 1 for the other windows.
 fn fan_out(window: &engine::job::WindowSpec) -> u64 {
     match *window {
-        engine::job::WindowSpec::Sliding { size, slide, .. } => {
-            match (u64::try_from(size), u64::try_from(slide)) {
-                (Ok(size), Ok(slide)) if slide > 0 => size.div_ceil(slide).max(1),
-                _ => 1,
-            }
+        engine::job::WindowSpec::Sliding { size, slide, .. } if size > 0 && slide > 0 => {
+            u64::try_from(engine::assigners::windows_per_element(size, slide)).unwrap_or(1)
         }
         _ => 1,
     }

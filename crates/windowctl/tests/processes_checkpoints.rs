@@ -38,6 +38,15 @@ fn with(job: &[String], more: &[&str]) -> Vec<String> {
 
 const CHECKPOINTS: [&str; 4] = ["--checkpoint-dir", "ckpt", "--checkpoint-interval", "1ms"];
 
+/// `job` with checkpoints, run as one process of `workers` workers in `dir` up to its
+/// checkpoint `n`, where it crashes (exit 86); returns the checkpointed job.
+fn checkpointed_then_crashed(dir: &Path, job: &[String], workers: &str, n: u64) -> Vec<String> {
+    let ckpt = with(job, &CHECKPOINTS);
+    let one = run_in(dir, &with(&ckpt, &["--workers", workers]), &env(Some(n)));
+    assert_eq!(code(&one), Some(86), "{}", stderr(&one));
+    ckpt
+}
+
 fn env(crash_after: Option<u64>) -> Vec<(&'static str, String)> {
     let mut e = vec![
         ("WINDOWCTL_CHUNK_BYTES", "600".to_string()),
@@ -175,9 +184,7 @@ fn one_process_checkpoint_resumes_as_a_cluster_and_a_finished_job_ends_every_pro
     assert_eq!(code(&base), Some(0), "{}", stderr(&base));
     let base = outputs(&base_dir);
 
-    let ckpt = with(&job, &CHECKPOINTS);
-    let one = run_in(&d0, &with(&ckpt, &["--workers", "2"]), &env(Some(3)));
-    assert_eq!(code(&one), Some(86), "{}", stderr(&one));
+    let ckpt = checkpointed_then_crashed(&d0, &job, "2", 3);
     let [p0, p1] = cluster([&d0, &d1], &ckpt, 1, None);
     assert_eq!(code(&p0), Some(0), "process 0: {}", stderr(&p0));
     assert_eq!(code(&p1), Some(0), "process 1: {}", stderr(&p1));
@@ -221,9 +228,7 @@ fn process_0_that_cannot_resume_tells_the_others_why() {
     let text = input(&mut rng, 1500, 10);
     let job = job(&mut rng);
     let [d0, d1] = dirs("refusal", &text);
-    let ckpt = with(&job, &CHECKPOINTS);
-    let one = run_in(&d0, &with(&ckpt, &["--workers", "1"]), &env(Some(2)));
-    assert_eq!(code(&one), Some(86), "{}", stderr(&one));
+    let ckpt = checkpointed_then_crashed(&d0, &job, "1", 2);
     // Another job on the same directory: process 0 refuses it, and process 1 (waiting to hear
     // where the job starts) fails at once with process 0's reason, not at its connect timeout.
     let at = ckpt.iter().position(|a| a == "--window").expect("window") + 1;

@@ -729,7 +729,7 @@ fn a_headerless_input_takes_its_columns_from_its_first_record_in_every_chunk() {
 }
 
 #[test]
-fn a_fine_sliding_window_gets_smaller_chunks_and_the_same_bytes() {
+fn a_fine_sliding_window_at_its_own_chunk_size_gives_the_bytes_of_one_64_kib_chunk() {
     // 4,100 windows per element: the chunks are 4 KiB instead of 64 KiB
     // (window_timely::chunk_bytes_for_fan_out), so this 28 KB input is several chunks.
     let dir = scratch("fine-sliding");
