@@ -65,6 +65,20 @@ impl Selection {
         self.keys.len() > 1
     }
 
+    /// The field read from the lowest column at or past `count`: the first one a CSV line of
+    /// `count` fields lacks; `None` when it lacks none the job reads.
+    pub(crate) fn first_missing(&self, columns: Columns, count: usize) -> Option<&str> {
+        let keys = std::iter::once(columns.key).chain(self.more_keys.iter().copied());
+        let named = [(columns.time, self.time.as_str())]
+            .into_iter()
+            .chain(keys.zip(self.keys.iter().map(String::as_str)))
+            .chain([(columns.value, self.value.as_str())]);
+        named
+            .filter(|&(column, _)| column != NOT_READ && column >= count)
+            .min_by_key(|&(column, _)| column)
+            .map(|(_, name)| name)
+    }
+
     /// The key of a CSV record whose fields `field` gives by column: empty when the key is not
     /// read, else its field's text (not empty), or a composite key's text ([`push_key_part`]);
     /// or the field at fault and what is wrong.

@@ -330,12 +330,25 @@ impl Parser {
         text: &str,
     ) -> Result<Record<'a>, InputError> {
         if count != columns.count {
-            return Err(self.error(
-                InputErrorKind::Malformed,
-                None,
-                format!("expected {} fields, found {count}", columns.count),
-                text.as_bytes(),
-            ));
+            let expected = columns.count;
+            // A short line names the first field it lacks; a long one says how a field may
+            // hold the delimiter (the usual cause: an unquoted comma in a key).
+            let (field, message) = match self.selection.first_missing(columns, count) {
+                Some(name) => (
+                    Some(name),
+                    format!("missing: the line has {count} fields, not {expected}"),
+                ),
+                None if count > expected => (
+                    None,
+                    format!(
+                        "expected {expected} fields, found {count}; a field that holds {:?} \
+                         must be in double quotes",
+                        char::from(self.delimiter)
+                    ),
+                ),
+                None => (None, format!("expected {expected} fields, found {count}")),
+            };
+            return Err(self.error(InputErrorKind::Malformed, field, message, text.as_bytes()));
         }
         let error = |name: &str, (kind, msg)| self.error(kind, Some(name), msg, text.as_bytes());
         let s = &self.selection;

@@ -68,7 +68,8 @@ fn without_a_header_fields_are_column_numbers() {
         [
             ok(1000, &["a"], 5.0),
             ok(2000, &["b"], 6.0),
-            Err("t.csv:3: expected 4 fields, found 2".to_owned()),
+            // The time field (column 3) is the first one the short line lacks.
+            Err("t.csv:3: field 'column 3': missing: the line has 2 fields, not 4".to_owned()),
             ok(4000, &["d"], 8.0),
         ]
     );
@@ -443,5 +444,43 @@ fn a_composite_key_is_written_as_one_column_per_field() {
     assert!(
         out.starts_with("key,window_start,window_end,result\n"),
         "{out}"
+    );
+}
+
+/// A line with too few fields names the first field of the job it lacks (by column: a
+/// composite key's second field before the value); one that lacks only fields the job does not
+/// read says how many it has; one with too many says how a field holds the delimiter.
+#[test]
+fn a_line_with_the_wrong_field_count_names_what_it_lacks() {
+    let text = "ts,v,a,b,note\n\
+                1,5,x,y,n\n\
+                2,6,x\n\
+                3,7\n\
+                4,8,x,y\n\
+                5,9,x,y,n,m\n";
+    let r = reader(text, InputFormat::Csv, names("ts", "a,b", "v"));
+    assert_eq!(
+        read(r),
+        [
+            ok(1, &["x", "y"], 5.0),
+            Err("t.csv:3: field 'b': missing: the line has 3 fields, not 5".to_owned()),
+            Err("t.csv:4: field 'a': missing: the line has 2 fields, not 5".to_owned()),
+            Err("t.csv:5: expected 5 fields, found 4".to_owned()),
+            Err(
+                "t.csv:6: expected 5 fields, found 6; a field that holds ',' must be in double \
+                 quotes"
+                    .to_owned()
+            ),
+        ]
+    );
+    // Another delimiter is the one the hint names.
+    let r = reader("ts;k;v\n1;a;2;3\n", InputFormat::Csv, names("ts", "k", "v"))
+        .with_delimiter(";".parse().unwrap());
+    assert_eq!(
+        read(r),
+        [Err(
+            "t.csv:2: expected 3 fields, found 4; a field that holds ';' must be in double quotes"
+                .to_owned()
+        )]
     );
 }

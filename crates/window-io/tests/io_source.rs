@@ -126,7 +126,13 @@ fn every_csv_error_kind_with_its_location() {
     let items = read_all(text, InputFormat::Csv);
     let expected: Vec<Result<Event, ExpectedError>> = vec![
         Ok(ev(1, "a", 1.0)),
-        Err((3, None, InputErrorKind::Malformed, "t.csv:3: expected 3 fields, found 2")),
+        // A short line names the first field it lacks.
+        Err((
+            3,
+            Some("value"),
+            InputErrorKind::Malformed,
+            "t.csv:3: field 'value': missing: the line has 2 fields, not 3",
+        )),
         Err((
             4,
             Some("value"),
@@ -177,7 +183,13 @@ fn every_csv_error_kind_with_its_location() {
         )),
         Ok(ev(12, "k,1", 3.0)),
         Ok(ev(13, "m", 4.5)),
-        Err((15, None, InputErrorKind::Malformed, "t.csv:15: expected 3 fields, found 4")),
+        // A long line says how a field holds a comma.
+        Err((
+            15,
+            None,
+            InputErrorKind::Malformed,
+            "t.csv:15: expected 3 fields, found 4; a field that holds ',' must be in double quotes",
+        )),
     ];
     assert_eq!(items.len(), expected.len());
     for (item, want) in items.iter().zip(&expected) {
@@ -706,7 +718,13 @@ fn skip_policy_writes_quoted_dead_letters_and_appends() {
                 "\"oops\" is not a number",
                 "2,\"b,\"\"q\"\"\",oops"
             ],
-            vec!["t.csv", "4", "", "expected 3 fields, found 2", "3,c"],
+            vec![
+                "t.csv",
+                "4",
+                "value",
+                "missing: the line has 2 fields, not 3",
+                "3,c"
+            ],
             vec![
                 "t.csv",
                 "2",

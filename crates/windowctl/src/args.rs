@@ -140,6 +140,7 @@ pub(crate) struct RunArgs {
     pub(crate) time: String,
 
     /// Watermark delay for bounded out-of-orderness: watermark = max event time seen - D - 1 ms.
+    /// D is a duration (`500ms`, `5s`, `6h`); a number without a unit is ms (`5` is 5 ms).
     /// Elements further behind are late. Default: 6h for the default job (no --input and no
     /// --socket), else 0; real data usually needs more (the bundled flights: 6h).
     #[arg(long, allow_hyphen_values = true, value_name = "D")]

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use engine::core::{ElementError, Number};
+use engine::assigners::{SlidingWindows, WindowAssigner};
+use engine::core::{ElementError, Number, TimeDomain};
 use engine::io::{
     format_value, open_source, split_key_parts, CsvHeader, DeadLetterWriter, ErrorPolicy,
     EventTimes, InputError, InputErrorKind, InputSpec, KeyDictionary, KeyId, KeyTexts,
@@ -16,6 +17,7 @@ use engine::io::{
 };
 use engine::job::duration::parse_duration;
 use engine::job::Computation;
+use engine::job::WindowSpec;
 use engine::runtime::{
     DescribeRejection, ReaderSource, Runtime, RuntimeConfig, RuntimeError, Step,
 };
@@ -68,7 +70,6 @@ pub(crate) fn usage_unless_missing_data(e: anyhow::Error) -> anyhow::Error {
 /// is cleaned up at its end or never), so the setting changes nothing there; say so instead of
 /// ignoring it silently.
 pub(crate) fn warn_about_lateness(plan: &Plan) {
-    use engine::job::WindowSpec;
     if plan.spec.allowed_lateness <= 0 {
         return;
     }
@@ -711,6 +712,24 @@ pub(crate) fn job_error(e: RuntimeError) -> anyhow::Error {
     }
 }
 
+/// Whether the native operator takes an element at `timestamp` of the job's tumbling or sliding
+/// windows, in event time: all of its windows fit in `i64` (`SlidingWindows`). Near the ends of
+/// `i64` it takes a few elements the ordered strategies refuse (docs/sliced.md, "Ends of time").
+fn native_takes(window: WindowSpec, timestamp: i64) -> bool {
+    let (size, slide, offset) = match window {
+        WindowSpec::Sliding {
+            size,
+            slide,
+            offset,
+        } => (size, slide, offset),
+        WindowSpec::Tumbling { size, offset } => (size, size, offset),
+        _ => return false,
+    };
+    SlidingWindows::new(size, slide, offset, TimeDomain::EventTime).is_ok_and(|assigner| {
+        WindowAssigner::<()>::assign_windows(&assigner, &(), timestamp, 0, &mut Vec::new()).is_ok()
+    })
+}
+
 /// How an element the window assigner rejected is reported: the field at fault, by its name
 /// in the input, and the element as a CSV line.
 pub(crate) fn rejection_report(
@@ -724,6 +743,7 @@ pub(crate) fn rejection_report(
     // (`auto` is resolved by now: this is the strategy that runs.)
     let ordered = plan.spec.auto_strategy().ordered().is_some();
     let strategy = plan.spec.auto_strategy().name();
+    let window = plan.spec.window;
     Box::new(move |r, source, line, timestamp| {
         let mut key = keys.text(r.key).unwrap_or_default().to_string();
         if composite {
@@ -752,7 +772,11 @@ pub(crate) fn rejection_report(
                     "value {} is not a positive whole number of ms, which --window session:value needs as the session gap",
                     format_value(value)
                 ),
-                ElementError::TimestampOutOfRange { .. } if ordered => format!(
+                // Flink's "no timestamp" (Long.MIN_VALUE), read from the input.
+                ElementError::MissingTimestamp => format!(
+                    "element ({timestamp}, {shown}): timestamp {timestamp} is i64::MIN, which stands for \"no timestamp\" (Flink's Long.MIN_VALUE) and has no event-time window"
+                ),
+                ElementError::TimestampOutOfRange { .. } if ordered && native_takes(window, timestamp) => format!(
                     "element ({timestamp}, {shown}) rejected by the {strategy} strategy (--strategy, default auto): {}; it keeps every window of an element inside the i64 range, --strategy native takes this element",
                     r.error
                 ),

@@ -85,6 +85,73 @@ fn messages_name_the_flag_and_the_strategy_that_refused() {
     assert_fails(&job, "--strategy native takes this element");
     let native = windowctl(&[&job[..], &["--strategy", "native"]].concat());
     assert!(native.status.success(), "{}", stderr(&native));
+    // Near the end of time, an element native refuses too: no hint to use it.
+    let both = write_temp(
+        "auto-ends-both.csv",
+        "event_time_ms,key,value
+0,a,3
+9223372036854775800,a,1
+",
+    );
+    let both_job = [
+        "--input",
+        both.to_str().expect("utf-8 path"),
+        "--window",
+        "sliding:10ms:5ms",
+        "--agg",
+        "sum",
+    ];
+    for strategy in ["auto", "native"] {
+        let run = windowctl(&[&both_job[..], &["--strategy", strategy]].concat());
+        assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+        assert!(
+            stderr(&run).contains(
+                "auto-ends-both.csv:3: field 'event_time_ms': element (9223372036854775800, \
+                 value 1)"
+            ),
+            "{}",
+            stderr(&run)
+        );
+        assert!(
+            stderr(&run).contains("too close to the end of the i64 range"),
+            "{}",
+            stderr(&run)
+        );
+        assert!(
+            !stderr(&run).contains("--strategy native"),
+            "{}",
+            stderr(&run)
+        );
+    }
+    // i64::MIN is Flink's "no timestamp": said so, not as a library's advice.
+    let min = write_temp(
+        "auto-min.csv",
+        "event_time_ms,key,value
+-9223372036854775808,a,1
+",
+    );
+    for strategy in ["auto", "native"] {
+        let run = windowctl(&[
+            "--input",
+            min.to_str().expect("utf-8 path"),
+            "--window",
+            "sliding:10ms:5ms",
+            "--agg",
+            "sum",
+            "--strategy",
+            strategy,
+        ]);
+        assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+        assert!(
+            stderr(&run).contains(
+                "auto-min.csv:2: field 'event_time_ms': element (-9223372036854775808, value 1): \
+                 timestamp -9223372036854775808 is i64::MIN, which stands for \"no timestamp\" \
+                 (Flink's Long.MIN_VALUE) and has no event-time window"
+            ),
+            "{}",
+            stderr(&run)
+        );
+    }
     // --emit changes without a sliding window, under auto: the flag is named, not a strategy.
     assert_fails(
         &[
