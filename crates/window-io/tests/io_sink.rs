@@ -202,13 +202,28 @@ fn file_output_and_create_errors() {
 }
 
 /// Rows of interned keys (`write_interned`, whose CSV rows reuse the window's text from the row
-/// before) are byte for byte the rows of the plain path (`write_key_window_result`), in both
-/// formats, with and without the `empty` column, over random keys (quotes, commas, newlines),
-/// windows (repeated, changing, none) and results (none, integers, fractions, huge, tiny, -0).
+/// before, and `write_interned_number`, which copies the key's and the window's text as fixed
+/// blocks) are byte for byte the rows of the plain path (`write_key_window_result`), in both
+/// formats, with and without the `empty` column, over random keys (quotes, commas, newlines,
+/// lengths about the 32-byte block, quoted or not), windows (repeated, changing, none, at the
+/// ends of `i64`) and results (none, integers, fractions, huge, tiny, -0).
 #[test]
 fn interned_rows_match_plain_rows() {
     use window_io::{KeyDictionary, KeyTexts};
-    let keys = ["a", "N14228", "a,\"b\"", "", "x\ny", "ünï"];
+    let (k31, k32, k33, k70) = (
+        "k".repeat(31),
+        "k".repeat(32),
+        "k".repeat(33),
+        "k".repeat(70),
+    );
+    // 30 bytes that quoting makes 32 (two quotes added) and 33 (a quote doubled too).
+    let (q30, q31) = (
+        format!("{},", "q".repeat(29)),
+        format!("{}\"", "q".repeat(30)),
+    );
+    let keys = [
+        "a", "N14228", "a,\"b\"", "", "x\ny", "ünï", &k31, &k32, &k33, &k70, &q30, &q31,
+    ];
     let values = [
         None,
         Some(0.0),
@@ -241,9 +256,10 @@ fn interned_rows_match_plain_rows() {
             let (mut plain, mut interned) = (make(Vec::new()), make(Vec::new()));
             let mut window = Some((0_i64, 10_i64));
             for _ in 0..2_000 {
-                window = match next(4) {
+                window = match next(6) {
                     0 => None,
                     1 => Some((next(50) as i64 - 25, next(50) as i64 + 30)),
+                    2 => Some((i64::MIN, i64::MAX)),
                     _ => window,
                 };
                 let key = keys[next(keys.len())];
@@ -257,9 +273,14 @@ fn interned_rows_match_plain_rows() {
                 };
                 plain.write_key_window_result(&record, empty).unwrap();
                 let id = dictionary.intern(key);
-                interned
-                    .write_interned(&mut texts, id, window, result, empty)
-                    .unwrap();
+                match result {
+                    Some(v) if !empty && next(2) == 0 => interned
+                        .write_interned_number(&mut texts, id, window, v)
+                        .unwrap(),
+                    _ => interned
+                        .write_interned(&mut texts, id, window, result, empty)
+                        .unwrap(),
+                }
             }
             assert_eq!(plain.records_written(), interned.records_written());
             let (a, b) = (plain.into_inner().unwrap(), interned.into_inner().unwrap());

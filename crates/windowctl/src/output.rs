@@ -141,7 +141,7 @@ impl Writers {
                 Kind::Window => window = batch.windows[value as usize],
                 Kind::Number => self
                     .results
-                    .write_interned(keys, key, window, Some(f64::from_bits(value)), false)
+                    .write_interned_number(keys, key, window, f64::from_bits(value))
                     .map_err(results)?,
                 Kind::NoValue => self
                     .results

@@ -68,10 +68,27 @@ pub(super) struct EncodedKeys {
 
 const UNSET: (usize, usize) = (usize::MAX, 0);
 
+/// The size of the block [`EncodedKeys::block`] gives: zero bytes pad the buffer's end to it.
+pub(super) const BLOCK: usize = 32;
+
 impl EncodedKeys {
     pub(super) fn get(&self, index: usize) -> Option<&[u8]> {
         match self.spans.get(index) {
             Some(&(start, end)) if (start, end) != UNSET => self.bytes.get(start..end),
+            _ => None,
+        }
+    }
+
+    /// The [`BLOCK`] bytes from the start of key `index`'s text, and the text's length, if
+    /// it is at most [`BLOCK`] bytes long: copied whole and cut to the length, a short key
+    /// costs a fixed move instead of a `memcpy` call.
+    #[inline]
+    pub(super) fn block(&self, index: usize) -> Option<(&[u8; BLOCK], usize)> {
+        match self.spans.get(index) {
+            Some(&(start, end)) if (start, end) != UNSET && end - start <= BLOCK => {
+                let block = self.bytes.get(start..start + BLOCK)?;
+                Some((block.try_into().ok()?, end - start))
+            }
             _ => None,
         }
     }
@@ -83,11 +100,15 @@ impl EncodedKeys {
         text: &str,
         columns: &KeyColumns,
     ) {
-        let start = self.bytes.len();
+        // The padding goes, the text comes, the padding comes back.
+        let start = self.bytes.len().saturating_sub(BLOCK);
+        self.bytes.truncate(start);
         columns.encode(format, text, &mut self.bytes);
+        let end = self.bytes.len();
+        self.bytes.resize(end + BLOCK, 0);
         if self.spans.len() <= index {
             self.spans.resize(index + 1, UNSET);
         }
-        self.spans[index] = (start, self.bytes.len());
+        self.spans[index] = (start, end);
     }
 }
