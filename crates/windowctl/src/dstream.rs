@@ -347,9 +347,13 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
     // A `.gz` name is written gzip-compressed, as `windowctl run` writes it (the trailer is
     // written when the output is dropped at the end of the job).
     let open = || {
-        Ok(std::io::BufWriter::new(crate::output::create_maybe_gzip(
-            target,
-        )?))
+        Ok(std::io::BufWriter::new(NamedOutput {
+            inner: crate::output::create_maybe_gzip(target)?,
+            name: match target {
+                "-" => "stdout".to_owned(),
+                path => format!("--output {path}"),
+            },
+        }))
     };
     let started = Instant::now();
     let times = reader.event_times();
@@ -377,6 +381,29 @@ pub(crate) fn run_dstream(args: &DstreamArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The output, its write errors named as `windowctl run` names them (`--output PATH: ...`,
+/// `stdout: ...`).
+struct NamedOutput<W> {
+    inner: W,
+    name: String,
+}
+
+impl<W: Write> Write for NamedOutput<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.named(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.named(e))
+    }
+}
+
+impl<W> NamedOutput<W> {
+    fn named(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("{}: {e}", self.name))
+    }
 }
 
 /// The rows the outputs produced, shared with the output functions.

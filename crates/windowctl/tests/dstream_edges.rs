@@ -382,3 +382,30 @@ fn the_help_names_no_build_machine_path() {
         .unwrap();
     assert!(stdout(&o).contains("data/nycflights13_dest.csv.gz"));
 }
+
+/// A failed write names its output as `windowctl run` does (a trial found `writing output: No
+/// space left on device`, naming none): `--output PATH`, or stdout.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_names_the_output() {
+    let (dir, o) = over("full", &[0, 1000, 2000], &["--output", "/dev/full"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("writing output: --output /dev/full: No space left on device"),
+        "{}",
+        stderr(&o)
+    );
+    let full = fs::File::create("/dev/full").expect("/dev/full opens");
+    let o = Command::new(env!("CARGO_BIN_EXE_windowctl"))
+        .args(["dstream", "--input", "in.csv"])
+        .current_dir(&dir)
+        .stdout(full)
+        .output()
+        .expect("windowctl starts");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("writing output: stdout: No space left on device"),
+        "{}",
+        stderr(&o)
+    );
+}

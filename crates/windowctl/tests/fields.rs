@@ -639,3 +639,26 @@ fn dstream_reads_without_a_header_and_refuses_a_composite_key() {
         stderr(&o)
     );
 }
+
+/// A key field without a name is named by the setting, its value quoted (a trial saw
+/// `io.key_field : a key field has no name` for an empty one in a job file).
+#[test]
+fn an_empty_key_field_is_quoted_in_its_message() {
+    let input = write_temp("empty-key-field.csv", "t,a,v\n1000,x,1\n");
+    let input = input.to_str().unwrap();
+    for (given, shown) in [("a,,b", "\"a,,b\""), ("", "\"\"")] {
+        assert_fails(
+            &[
+                "--input",
+                input,
+                "--time-field",
+                "t",
+                "--value-field",
+                "v",
+                "--key-field",
+                given,
+            ],
+            &format!("--key-field {shown}: a key field has no name"),
+        );
+    }
+}

@@ -65,7 +65,7 @@ pub(super) fn fields(
     for (i, key) in keys.iter().enumerate() {
         if key.is_empty() {
             bail!(
-                "{} {}: a key field has no name",
+                "{} {:?}: a key field has no name",
                 o.subject(KEY_FIELD),
                 names.key
             );
