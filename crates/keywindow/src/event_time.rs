@@ -194,6 +194,43 @@ where
         late
     }
 
+    /// [`WindowComputation::process_element`] to an output of any type.
+    #[inline]
+    fn element_to<O>(
+        &mut self,
+        key: K,
+        element: T,
+        timestamp: Timestamp,
+        out: &mut O,
+    ) -> Result<(), Rejected<K, T>>
+    where
+        O: WindowOutput<K, TimeWindow, T, P::Out> + ?Sized,
+    {
+        if let Err(e) = check_timestamp(self.inner.geometry(), timestamp) {
+            return Err(Rejected::new(e, key, element));
+        }
+        if let Some((key, element)) = self.offer(key, element, timestamp, out) {
+            if self.late_data == LateDataPolicy::SideOutput {
+                out.late(key, timestamp, element, self.watermark);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`WindowComputation::process_watermark`] to an output of any type.
+    #[inline]
+    fn watermark_to<O>(&mut self, watermark: Timestamp, out: &mut O) -> bool
+    where
+        O: WindowOutput<K, TimeWindow, T, P::Out> + ?Sized,
+    {
+        if watermark > self.watermark {
+            self.release(watermark, out);
+            true
+        } else {
+            false
+        }
+    }
+
     /// Takes the later watermark `watermark`: releases what it passed and advances the
     /// processor's time (see [`EventTime::process_watermark`]).
     fn release<O>(&mut self, watermark: Timestamp, out: &mut O)
@@ -284,15 +321,7 @@ where
         timestamp: Timestamp,
         out: &mut dyn WindowOutput<K, TimeWindow, T, P::Out>,
     ) -> Result<(), Rejected<K, T>> {
-        if let Err(e) = check_timestamp(self.inner.geometry(), timestamp) {
-            return Err(Rejected::new(e, key, element));
-        }
-        if let Some((key, element)) = self.offer(key, element, timestamp, out) {
-            if self.late_data == LateDataPolicy::SideOutput {
-                out.late(key, timestamp, element, self.watermark);
-            }
-        }
-        Ok(())
+        self.element_to(key, element, timestamp, out)
     }
 
     #[inline]
@@ -301,12 +330,27 @@ where
         watermark: Timestamp,
         out: &mut dyn WindowOutput<K, TimeWindow, T, P::Out>,
     ) -> bool {
-        if watermark > self.watermark {
-            self.release(watermark, out);
-            true
-        } else {
-            false
-        }
+        self.watermark_to(watermark, out)
+    }
+
+    fn process_element_to<O>(
+        &mut self,
+        key: K,
+        element: T,
+        timestamp: Timestamp,
+        out: &mut O,
+    ) -> Result<(), Rejected<K, T>>
+    where
+        O: WindowOutput<K, TimeWindow, T, P::Out>,
+    {
+        self.element_to(key, element, timestamp, out)
+    }
+
+    fn process_watermark_to<O>(&mut self, watermark: Timestamp, out: &mut O) -> bool
+    where
+        O: WindowOutput<K, TimeWindow, T, P::Out>,
+    {
+        self.watermark_to(watermark, out)
     }
 
     /// Event time: the wall clock changes nothing.

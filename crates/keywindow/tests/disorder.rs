@@ -8,7 +8,9 @@
 
 use keywindow::{EmitMode, EventTimeSlicedWindows, SlidingGeometry};
 use window_assigners::{DefaultTrigger, SlidingWindows, TimeDomain};
-use window_core::{Emitted, LateDataPolicy, NumericAggregate, TimeWindow, WindowComputation};
+use window_core::{
+    Converted, Emitted, LateDataPolicy, NumericAggregate, TimeWindow, WindowComputation,
+};
 use window_operator::{Incremental, OperatorConfig, WindowOperator};
 
 type Out = Vec<Emitted<u32, TimeWindow, f64, Option<f64>>>;
@@ -91,6 +93,17 @@ fn sliced(case: Case, steps: &[Step]) -> (Out, u64) {
         .with_late_data(LateDataPolicy::SideOutput);
     let out = run(&mut s, steps);
     (out, s.late_elements())
+}
+
+/// [`sliced`] behind [`Converted`], which hands it its output by the output's type
+/// (`process_element_to`, `process_watermark_to`: direct calls per result, not virtual ones).
+fn sliced_converted(case: Case, steps: &[Step]) -> (Out, u64) {
+    let g = SlidingGeometry::new(case.size, case.slide, case.offset).unwrap();
+    let s = EventTimeSlicedWindows::new(g, case.agg, EmitMode::AllWindows, case.lateness)
+        .with_late_data(LateDataPolicy::SideOutput);
+    let mut c = Converted::<_, TimeWindow, Option<f64>>::new(s);
+    let out = run(&mut c, steps);
+    (out, c.inner().late_elements())
 }
 
 /// Rows as sortable tuples ([`Multisets`]).
@@ -176,6 +189,10 @@ fn random_steps(rng: &mut Rng, delay: i64) -> Vec<Step> {
 fn check(case: Case, steps: &[Step], label: &str) {
     let (n, n_late) = native(case, steps);
     let (s, s_late) = sliced(case, steps);
+    // Through `Converted`'s typed path: the same rows and late elements, in the same order.
+    let (c, c_late) = sliced_converted(case, steps);
+    assert!(c == s, "{label} {case:?}: converted");
+    assert_eq!(c_late, s_late, "{label} {case:?}: converted late count");
     let (nr, nl) = multisets(&n);
     let (sr, sl) = multisets(&s);
     if case.agg == NumericAggregate::Mean {
