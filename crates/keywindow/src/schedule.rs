@@ -79,6 +79,39 @@ impl FireSchedule {
     /// Schedules `entry` at window `index`.
     #[inline]
     pub(crate) fn push(&mut self, index: i64, entry: Entry) {
+        self.cover(index);
+        self.pending += 1;
+        self.place(index, entry);
+    }
+
+    /// Schedules the entries of `run`, in order, at window `index`, after those already there:
+    /// the bucket takes `run`'s vector if it is empty, else a copy of its entries.
+    pub(crate) fn push_run(&mut self, index: i64, mut run: Vec<Entry>) {
+        if run.is_empty() {
+            self.recycle(run);
+            return;
+        }
+        self.cover(index);
+        self.pending += run.len();
+        let bucket = match &mut self.buckets {
+            Buckets::Ring(ring) => {
+                let mask = ring.len() - 1;
+                &mut ring[(index as usize) & mask]
+            }
+            Buckets::Tree(tree) => tree.entry(index).or_default(),
+        };
+        if bucket.is_empty() {
+            std::mem::swap(bucket, &mut run);
+        } else {
+            bucket.extend_from_slice(&run);
+        }
+        self.recycle(run);
+    }
+
+    /// Makes the bounds cover `index`, before an entry is added there (the ring grows when the
+    /// span of indices held would not fit it).
+    #[inline]
+    fn cover(&mut self, index: i64) {
         if self.pending == 0 {
             self.low = index;
             self.high = index;
@@ -93,8 +126,6 @@ impl FireSchedule {
             self.low = low;
             self.high = high;
         }
-        self.pending += 1;
-        self.place(index, entry);
     }
 
     /// Puts `entry` in its bucket; the bounds and count are already updated.
@@ -345,8 +376,9 @@ mod tests {
 
     #[test]
     fn matches_a_sorted_model_with_growth_and_negative_indices() {
-        // Random pushes around a moving frontier, spans beyond the hint (the ring grows and
-        // finally turns into the tree), negative indices: the order must be (index, push order).
+        // Random pushes and runs around a moving frontier, spans beyond the hint (the ring
+        // grows and finally turns into the tree), negative indices: the order must be (index,
+        // push order), a run's entries pushed one by one in order.
         let mut seed = 77_u64;
         let mut next = move |n: u64| {
             seed ^= seed << 13;
@@ -363,6 +395,18 @@ mod tests {
                 let reach = if round % 500 == 0 { 200_000 } else { 40 };
                 for _ in 0..next(4) {
                     let index = frontier + next(reach) as i64;
+                    if next(3) == 0 {
+                        // A run (empty ones too), into an empty bucket or after entries.
+                        let mut run = Vec::new();
+                        for _ in 0..next(5) {
+                            let entry = (order as u32, index * 10);
+                            run.push(entry);
+                            model.push((index, order, entry));
+                            order += 1;
+                        }
+                        s.push_run(index, run);
+                        continue;
+                    }
                     let entry = (order as u32, index * 10);
                     s.push(index, entry);
                     model.push((index, order, entry));

@@ -65,6 +65,34 @@ impl Selection {
         self.keys.len() > 1
     }
 
+    /// What is wrong with a CSV line of `count` fields where `columns.count` are expected: the
+    /// field at fault and the message. A short line names the first field of the job it lacks;
+    /// a long one says how a field holds the delimiter (the usual cause: an unquoted comma in
+    /// a key).
+    pub(crate) fn count_error(
+        &self,
+        columns: Columns,
+        count: usize,
+        delimiter: u8,
+    ) -> (Option<&str>, String) {
+        let expected = columns.count;
+        match self.first_missing(columns, count) {
+            Some(name) => (
+                Some(name),
+                format!("missing: the line has {count} fields, not {expected}"),
+            ),
+            None if count > expected => (
+                None,
+                format!(
+                    "expected {expected} fields, found {count}; a field that holds {:?} must be \
+                     in double quotes",
+                    char::from(delimiter)
+                ),
+            ),
+            None => (None, format!("expected {expected} fields, found {count}")),
+        }
+    }
+
     /// The field read from the lowest column at or past `count`: the first one a CSV line of
     /// `count` fields lacks; `None` when it lacks none the job reads.
     pub(crate) fn first_missing(&self, columns: Columns, count: usize) -> Option<&str> {

@@ -330,24 +330,7 @@ impl Parser {
         text: &str,
     ) -> Result<Record<'a>, InputError> {
         if count != columns.count {
-            let expected = columns.count;
-            // A short line names the first field it lacks; a long one says how a field may
-            // hold the delimiter (the usual cause: an unquoted comma in a key).
-            let (field, message) = match self.selection.first_missing(columns, count) {
-                Some(name) => (
-                    Some(name),
-                    format!("missing: the line has {count} fields, not {expected}"),
-                ),
-                None if count > expected => (
-                    None,
-                    format!(
-                        "expected {expected} fields, found {count}; a field that holds {:?} \
-                         must be in double quotes",
-                        char::from(self.delimiter)
-                    ),
-                ),
-                None => (None, format!("expected {expected} fields, found {count}")),
-            };
+            let (field, message) = self.selection.count_error(columns, count, self.delimiter);
             return Err(self.error(InputErrorKind::Malformed, field, message, text.as_bytes()));
         }
         let error = |name: &str, (kind, msg)| self.error(kind, Some(name), msg, text.as_bytes());

@@ -7,6 +7,7 @@ use window_core::{AggregateFunction, TimeWindow, Timestamp, Window, WindowOutput
 
 use super::slots::Unchanged;
 use super::SlicedWindows;
+use crate::schedule::Entry;
 
 impl<K, T, F> SlicedWindows<K, T, F>
 where
@@ -21,30 +22,53 @@ where
         // Fired windows kept for late elements take the slow path (`late`).
         let unchanged = self.retains().is_none();
         while let Some((index, mut entries)) = self.fire.take_due(self.due_index) {
-            for (slot, start) in entries.drain(..) {
-                if unchanged && self.fire_unchanged(slot, index, start, time, out) {
-                    continue;
+            // Most keys fire the next window too. Their entries for it are written back over
+            // the bucket just read, in the order they would be pushed (the cache lines are
+            // warm; a push each went to a bucket not touched since it last fired), and go to
+            // the next bucket as one run, after the entries already there.
+            let next_index = index.checked_add(1);
+            let mut kept = 0;
+            for i in 0..entries.len() {
+                let (slot, start) = entries[i];
+                let scheduled = match unchanged {
+                    true => self.fire_unchanged(slot, index, start, time, out),
+                    false => None,
+                };
+                let scheduled = match scheduled {
+                    Some(s) => s,
+                    // Skip stale entries: the key's next window moved, or the slot was reused.
+                    None if self.keys.next_of(slot) != Some(start) => continue,
+                    None if self.geometry.window(start).max_timestamp() > time => {
+                        // Only at the ends of time, where starts saturate: not due yet.
+                        (index.saturating_add(1), (slot, start))
+                    }
+                    None => match self.fire_window(slot, index, start, out) {
+                        Some(s) => s,
+                        None => continue,
+                    },
+                };
+                match scheduled {
+                    (at, entry) if Some(at) == next_index => {
+                        entries[kept] = entry;
+                        kept += 1;
+                    }
+                    (at, entry) => self.fire.push(at, entry),
                 }
-                // Skip stale entries: the key's next window moved, or the slot was reused.
-                if self.keys.next_of(slot) != Some(start) {
-                    continue;
-                }
-                if self.geometry.window(start).max_timestamp() > time {
-                    // Only at the ends of time, where starts saturate: not due yet.
-                    self.fire.push(index.saturating_add(1), (slot, start));
-                    continue;
-                }
-                self.fire_window(slot, index, start, out);
             }
-            self.fire.recycle(entries);
+            entries.truncate(kept);
+            match next_index {
+                Some(next) => self.fire.push_run(next, entries),
+                None => self.fire.recycle(entries),
+            }
         }
     }
 
     /// All windows: fires the window starting at `start` (grid index `index`) of the key in
     /// `slot` from the key's unchanged-firing entry (`slots`), if it holds one for that window
     /// and the window holds the slices of the key's last firing (none leaves; none entered,
-    /// or the entry would be gone) and the next window still holds one; returns whether it did.
-    /// Then the result is the last one again, and the key's state is not read.
+    /// or the entry would be gone) and the next window still holds one; returns the key's next
+    /// firing (window index, entry) to schedule if it did. Then the result is the last one
+    /// again, and the key's state is not read.
     #[inline]
     fn fire_unchanged<O>(
         &mut self,
@@ -53,39 +77,40 @@ where
         start: i64,
         time: Timestamp,
         out: &mut O,
-    ) -> bool
+    ) -> Option<(i64, Entry)>
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
         let g = self.geometry;
-        let Some((key, u)) = self.keys.fire_unchanged(slot, start) else {
-            return false;
-        };
+        let (key, u) = self.keys.fire_unchanged(slot, start)?;
         let window = g.window(start);
-        let Some(next) = start.checked_add(g.slide()) else {
-            return false;
-        };
+        let next = start.checked_add(g.slide())?;
         if u.oldest < start || u.newest < next || window.max_timestamp() > time {
-            return false;
+            return None;
         }
         self.metrics.results_emitted += 1;
         let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
         out.result(key, &window, self.function.get_result(&u.acc), at);
         u.next = next;
-        self.fire.push(index + 1, (slot, next));
-        true
+        Some((index + 1, (slot, next)))
     }
 
     /// Fires the window starting at `start` (grid index `index`) of the key in `slot` from its
     /// state, then keeps what later firings need: with allowed lateness the window's
     /// accumulator for late firings (`late`), else the key's unchanged-firing entry (`slots`).
-    fn fire_window<O>(&mut self, slot: u32, index: i64, start: i64, out: &mut O)
+    /// Returns the key's next firing (window index, entry) to schedule, if any.
+    fn fire_window<O>(
+        &mut self,
+        slot: u32,
+        index: i64,
+        start: i64,
+        out: &mut O,
+    ) -> Option<(i64, Entry)>
     where
         O: WindowOutput<K, TimeWindow, T, F::Out> + ?Sized,
     {
-        let Some(fired) = self.fire_from_state(slot, index, start, out) else {
-            return;
-        };
+        let fired = self.fire_from_state(slot, index, start, out)?;
+        let scheduled = fired.scheduled;
         match (self.retains(), fired) {
             (Some(lateness), Fired { acc: Some(acc), .. }) => {
                 self.retain(slot, start, acc, lateness);
@@ -97,6 +122,7 @@ where
                     next: Some(next),
                     oldest,
                     newest,
+                    ..
                 },
             ) => {
                 // The next firing may repeat this one without reading the state.
@@ -110,11 +136,12 @@ where
             }
             _ => {}
         }
+        scheduled
     }
 
     /// [`Self::fire_window`]'s firing: drops the slices that left, emits the window's result,
-    /// schedules the key's next window or drops its slices when no later window holds one.
-    /// `None` if the slot holds no key.
+    /// gives the key's next window to schedule or drops its slices when no later window holds
+    /// one. `None` if the slot holds no key.
     #[inline]
     fn fire_from_state<O>(
         &mut self,
@@ -143,13 +170,14 @@ where
             let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
             out.result(&state.key, &window, f.get_result(acc), at);
         }
+        let mut scheduled = None;
         if let Some(n) = state.next {
             let next_index = if start.checked_add(g.slide()) == Some(n) {
                 index + 1
             } else {
                 g.index(n)
             };
-            self.fire.push(next_index, (slot, n));
+            scheduled = Some((next_index, (slot, n)));
         } else {
             // No later window holds any of the remaining slices: drop them.
             self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
@@ -164,6 +192,7 @@ where
             next: state.next,
             oldest: state.oldest_start(),
             newest,
+            scheduled,
         })
     }
 }
@@ -172,6 +201,8 @@ where
 struct Fired<A> {
     /// The window's accumulator; `None` if the key held no slice.
     acc: Option<A>,
+    /// The key's next firing to schedule: (window index, entry).
+    scheduled: Option<(i64, Entry)>,
     /// The key's next window (start), if one holds a slice.
     next: Option<i64>,
     /// The starts of the oldest and newest slice held (`i64::MAX` / `i64::MIN` with none).
