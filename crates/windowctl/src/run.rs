@@ -780,6 +780,10 @@ pub(crate) fn rejection_report(
                     "element ({timestamp}, {shown}) rejected by the {strategy} strategy (--strategy, default auto): {}; it keeps every window of an element inside the i64 range, --strategy native takes this element",
                     r.error
                 ),
+                ElementError::TimestampOutOfRange { .. } if ordered => format!(
+                    "element ({timestamp}, {shown}) rejected by the {strategy} strategy (--strategy, default auto): {}; the native operator refuses it too",
+                    r.error
+                ),
                 ref err => format!(
                     "element ({timestamp}, {shown}) rejected by the window assigner: {err}"
                 ),

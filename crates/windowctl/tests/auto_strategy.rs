@@ -101,9 +101,17 @@ fn messages_name_the_flag_and_the_strategy_that_refused() {
         "--agg",
         "sum",
     ];
-    for strategy in ["auto", "native"] {
+    for (strategy, refused_by) in [
+        ("auto", "the sliced strategy (--strategy, default auto)"),
+        ("native", "the window assigner"),
+    ] {
         let run = windowctl(&[&both_job[..], &["--strategy", strategy]].concat());
         assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+        assert!(
+            stderr(&run).contains(&format!("rejected by {refused_by}")),
+            "{}",
+            stderr(&run)
+        );
         assert!(
             stderr(&run).contains(
                 "auto-ends-both.csv:3: field 'event_time_ms': element (9223372036854775800, \
@@ -119,6 +127,12 @@ fn messages_name_the_flag_and_the_strategy_that_refused() {
         );
         assert!(
             !stderr(&run).contains("--strategy native"),
+            "{}",
+            stderr(&run)
+        );
+        assert_eq!(
+            stderr(&run).contains("the native operator refuses it too"),
+            strategy == "auto",
             "{}",
             stderr(&run)
         );
