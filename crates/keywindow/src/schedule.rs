@@ -37,6 +37,28 @@ enum Buckets {
     Tree(BTreeMap<i64, Vec<Entry>>),
 }
 
+impl Buckets {
+    /// The bucket of `index`; one without room takes a vector from `spare`, if there is one.
+    #[inline]
+    fn at<'a>(&'a mut self, index: i64, spare: &mut Vec<Vec<Entry>>) -> &'a mut Vec<Entry> {
+        match self {
+            Buckets::Ring(ring) => {
+                let mask = ring.len() - 1;
+                let bucket = &mut ring[(index as usize) & mask];
+                if bucket.capacity() == 0 {
+                    if let Some(vector) = spare.pop() {
+                        *bucket = vector;
+                    }
+                }
+                bucket
+            }
+            Buckets::Tree(tree) => tree
+                .entry(index)
+                .or_insert_with(|| spare.pop().unwrap_or_default()),
+        }
+    }
+}
+
 /// Pending firings in buckets by window index (see the module docs).
 #[derive(Debug)]
 pub(crate) struct FireSchedule {
@@ -93,13 +115,7 @@ impl FireSchedule {
         }
         self.cover(index);
         self.pending += run.len();
-        let bucket = match &mut self.buckets {
-            Buckets::Ring(ring) => {
-                let mask = ring.len() - 1;
-                &mut ring[(index as usize) & mask]
-            }
-            Buckets::Tree(tree) => tree.entry(index).or_default(),
-        };
+        let bucket = self.buckets.at(index, &mut self.spare);
         if bucket.is_empty() {
             std::mem::swap(bucket, &mut run);
         } else {
@@ -130,24 +146,7 @@ impl FireSchedule {
 
     /// Puts `entry` in its bucket; the bounds and count are already updated.
     fn place(&mut self, index: i64, entry: Entry) {
-        match &mut self.buckets {
-            Buckets::Ring(ring) => {
-                let mask = ring.len() - 1;
-                let bucket = &mut ring[(index as usize) & mask];
-                if bucket.capacity() == 0 {
-                    if let Some(spare) = self.spare.pop() {
-                        *bucket = spare;
-                    }
-                }
-                bucket.push(entry);
-            }
-            Buckets::Tree(tree) => {
-                let spare = &mut self.spare;
-                tree.entry(index)
-                    .or_insert_with(|| spare.pop().unwrap_or_default())
-                    .push(entry);
-            }
-        }
+        self.buckets.at(index, &mut self.spare).push(entry);
     }
 
     /// Makes room for `span + 1` consecutive indices: a larger ring, or the tree. The entries

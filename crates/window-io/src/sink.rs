@@ -180,11 +180,10 @@ pub struct ResultWriter<W: Write = Box<dyn Write + Send>> {
     /// result: a result row copies it instead of quoting the key again.
     encoded_keys: EncodedKeys,
     /// CSV: the window of the last interned row and its `,start,end,` text, which the rows of
-    /// one firing round (one window, many keys) share.
+    /// one firing round (one window, many keys) share: the text's `window_len` bytes padded
+    /// with zero bytes to a fixed block, copied whole and cut to the length (a fixed move
+    /// instead of a `memcpy` call).
     last_window: Option<Option<(i64, i64)>>,
-    window_text: Vec<u8>,
-    /// `window_text` padded with zero bytes to a fixed block, and its length: copied whole and
-    /// cut to the length, a row's window costs a fixed move instead of a `memcpy` call.
     window_block: [u8; WINDOW_BLOCK],
     window_len: usize,
     /// A composite key's columns ([`ResultWriter::with_key_columns`]).
@@ -233,7 +232,6 @@ impl<W: Write> ResultWriter<W> {
             result_columns: results.len(),
             encoded_keys: EncodedKeys::default(),
             last_window: None,
-            window_text: Vec::new(),
             window_block: [0; WINDOW_BLOCK],
             window_len: 0,
             key_columns: KeyColumns::default(),

@@ -30,11 +30,11 @@ where
             let mut kept = 0;
             for i in 0..entries.len() {
                 let (slot, start) = entries[i];
-                let scheduled = match unchanged {
+                let from_entry = match unchanged {
                     true => self.fire_unchanged(slot, index, start, time, out),
                     false => None,
                 };
-                let scheduled = match scheduled {
+                let scheduled = match from_entry {
                     Some(s) => s,
                     // Skip stale entries: the key's next window moved, or the slot was reused.
                     None if self.keys.next_of(slot) != Some(start) => continue,
@@ -119,10 +119,9 @@ where
                 None,
                 Fired {
                     acc: Some(acc),
-                    next: Some(next),
+                    scheduled: Some((_, (_, next))),
                     oldest,
                     newest,
-                    ..
                 },
             ) => {
                 // The next firing may repeat this one without reading the state.
@@ -170,15 +169,15 @@ where
             let at = self.watermark.unwrap_or_else(|| window.max_timestamp());
             out.result(&state.key, &window, f.get_result(acc), at);
         }
-        let mut scheduled = None;
-        if let Some(n) = state.next {
+        let scheduled = state.next.map(|n| {
             let next_index = if start.checked_add(g.slide()) == Some(n) {
                 index + 1
             } else {
                 g.index(n)
             };
-            scheduled = Some((next_index, (slot, n)));
-        } else {
+            (next_index, (slot, n))
+        });
+        if scheduled.is_none() {
             // No later window holds any of the remaining slices: drop them.
             self.live_slices -= state.closed_len() + usize::from(state.open.is_some());
             state.closed.clear();
@@ -189,10 +188,9 @@ where
         }
         Some(Fired {
             acc,
-            next: state.next,
+            scheduled,
             oldest: state.oldest_start(),
             newest,
-            scheduled,
         })
     }
 }
@@ -201,10 +199,9 @@ where
 struct Fired<A> {
     /// The window's accumulator; `None` if the key held no slice.
     acc: Option<A>,
-    /// The key's next firing to schedule: (window index, entry).
+    /// The key's next firing to schedule, (window index, (slot, window start)), if a later
+    /// window holds one of its slices.
     scheduled: Option<(i64, Entry)>,
-    /// The key's next window (start), if one holds a slice.
-    next: Option<i64>,
     /// The starts of the oldest and newest slice held (`i64::MAX` / `i64::MIN` with none).
     oldest: i64,
     newest: i64,

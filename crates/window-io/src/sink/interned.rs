@@ -5,6 +5,7 @@
 
 use std::io::{self, Write};
 
+use super::key_cells::KeyText;
 use super::{ResultWriter, KEY_BLOCK, WINDOW_BLOCK};
 use crate::keys::{KeyId, KeyTexts};
 use crate::rows::{push_number, push_result, Cell};
@@ -96,22 +97,24 @@ impl<W: Write> ResultWriter<W> {
         {
             return self.write_interned(keys, key, window, Some(value), false);
         }
-        if self.encoded_keys.get(key.index()).is_none() {
-            self.encode_key(keys, key)?;
-        }
+        let index = self.encode_key(keys, key)?;
         self.set_window_text(window);
-        let key_block = self.encoded_keys.block(key.index());
-        let encoded = self.encoded_keys.get(key.index()).unwrap_or_default();
+        let key_text = self.encoded_keys.row_text(index);
         let (window_block, window_len) = (&self.window_block, self.window_len);
         self.rows.write_csv_with(|buf| {
             // The blocks, up to 24 bytes of number and the line's end.
-            buf.reserve(KEY_BLOCK.max(encoded.len()) + WINDOW_BLOCK + 25);
-            match key_block {
-                Some((block, len)) => {
+            let key_room = match key_text {
+                Some(KeyText::Whole(text)) => text.len(),
+                _ => KEY_BLOCK,
+            };
+            buf.reserve(key_room + WINDOW_BLOCK + 25);
+            match key_text {
+                Some(KeyText::Block(block, len)) => {
                     buf.extend_from_slice(block);
                     buf.truncate(buf.len() - KEY_BLOCK + len);
                 }
-                None => buf.extend_from_slice(encoded),
+                Some(KeyText::Whole(text)) => buf.extend_from_slice(text),
+                None => {}
             }
             buf.extend_from_slice(window_block);
             buf.truncate(buf.len() - WINDOW_BLOCK + window_len);
@@ -122,8 +125,9 @@ impl<W: Write> ResultWriter<W> {
         Ok(())
     }
 
-    /// Makes `window_text` the CSV text `,start,end,` of `window` (`,,,` for none), unless it
-    /// is already (the test inlined: a row's; the text made apart: a firing round's).
+    /// Makes `window_block[..window_len]` the CSV text `,start,end,` of `window` (`,,,` for
+    /// none), unless it is already (the test inlined: a row's; the text made apart: a firing
+    /// round's).
     #[inline(always)]
     fn set_window_text(&mut self, window: Option<(i64, i64)>) {
         if self.last_window != Some(window) {
@@ -133,37 +137,44 @@ impl<W: Write> ResultWriter<W> {
 
     #[inline(never)]
     fn make_window_text(&mut self, window: Option<(i64, i64)>) {
-        self.window_text.clear();
-        self.window_text.push(b',');
+        // At most 43 bytes (two i64s of at most 20 bytes, three commas) in a block of 48: the
+        // writes cannot run out of room.
+        let mut text = io::Cursor::new([0; WINDOW_BLOCK]);
+        let _ = text.write_all(b",");
         if let Some((start, end)) = window {
-            self.window_text
-                .extend_from_slice(itoa::Buffer::new().format(start).as_bytes());
-            self.window_text.push(b',');
-            self.window_text
-                .extend_from_slice(itoa::Buffer::new().format(end).as_bytes());
+            let _ = text.write_all(itoa::Buffer::new().format(start).as_bytes());
+            let _ = text.write_all(b",");
+            let _ = text.write_all(itoa::Buffer::new().format(end).as_bytes());
         } else {
-            self.window_text.push(b',');
+            let _ = text.write_all(b",");
         }
-        self.window_text.push(b',');
+        let _ = text.write_all(b",");
+        self.window_len = text.position() as usize;
+        self.window_block = text.into_inner();
         self.last_window = Some(window);
-        // At most 43 bytes: two commas and two i64s of at most 20 bytes, a comma.
-        self.window_len = self.window_text.len();
-        self.window_block = [0; WINDOW_BLOCK];
-        self.window_block[..self.window_len].copy_from_slice(&self.window_text);
     }
 
-    /// The index of interned `key`, its text encoded for this output at its first row.
+    /// The index of interned `key`, its text encoded for this output at its first row (the
+    /// test inlined: a row's; the encoding apart: a key's).
+    #[inline(always)]
     fn encode_key(&mut self, keys: &mut KeyTexts, key: KeyId) -> io::Result<usize> {
         let index = key.index();
         if self.encoded_keys.get(index).is_none() {
-            let text = keys.get(key).ok_or_else(|| {
-                io::Error::other(format!("key id {index} is not in the key dictionary"))
-            })?;
-            let format = self.rows.format();
-            self.encoded_keys
-                .insert(index, format, text, &self.key_columns);
+            self.insert_key(keys, key)?;
         }
         Ok(index)
+    }
+
+    #[inline(never)]
+    fn insert_key(&mut self, keys: &mut KeyTexts, key: KeyId) -> io::Result<()> {
+        let index = key.index();
+        let text = keys.get(key).ok_or_else(|| {
+            io::Error::other(format!("key id {index} is not in the key dictionary"))
+        })?;
+        let format = self.rows.format();
+        self.encoded_keys
+            .insert(index, format, text, &self.key_columns);
+        Ok(())
     }
 
     /// [`ResultWriter::write_interned_values`] for one result column (`SINGLE`, the path of
@@ -181,7 +192,8 @@ impl<W: Write> ResultWriter<W> {
             // The cells as `write_row` writes them, with the window's text reused.
             self.set_window_text(window);
             let encoded = self.encoded_keys.get(index).unwrap_or_default();
-            let (window_text, empty_column) = (&self.window_text, self.empty_column);
+            let window_text = &self.window_block[..self.window_len];
+            let empty_column = self.empty_column;
             let result_columns = self.result_columns;
             self.rows.write_csv_with(|buf| {
                 buf.extend_from_slice(encoded);

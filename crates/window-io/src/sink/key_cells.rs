@@ -68,6 +68,14 @@ pub(super) struct EncodedKeys {
 
 const UNSET: (usize, usize) = (usize::MAX, 0);
 
+/// An encoded key's text as [`EncodedKeys::row_text`] gives it.
+pub(super) enum KeyText<'a> {
+    /// The [`BLOCK`] bytes the text starts, and its length.
+    Block(&'a [u8; BLOCK], usize),
+    /// A text longer than [`BLOCK`].
+    Whole(&'a [u8]),
+}
+
 /// The size of the block [`EncodedKeys::block`] gives: zero bytes pad the buffer's end to it.
 pub(super) const BLOCK: usize = 32;
 
@@ -79,15 +87,18 @@ impl EncodedKeys {
         }
     }
 
-    /// The [`BLOCK`] bytes from the start of key `index`'s text, and the text's length, if
-    /// it is at most [`BLOCK`] bytes long: copied whole and cut to the length, a short key
-    /// costs a fixed move instead of a `memcpy` call.
+    /// Key `index`'s text for a row: a short one (at most [`BLOCK`] bytes) as the block of
+    /// [`BLOCK`] bytes it starts and its length, to be copied whole and cut to the length (a
+    /// fixed move instead of a `memcpy` call); a longer one as it is.
     #[inline]
-    pub(super) fn block(&self, index: usize) -> Option<(&[u8; BLOCK], usize)> {
+    pub(super) fn row_text(&self, index: usize) -> Option<KeyText<'_>> {
         match self.spans.get(index) {
-            Some(&(start, end)) if (start, end) != UNSET && end - start <= BLOCK => {
-                let block = self.bytes.get(start..start + BLOCK)?;
-                Some((block.try_into().ok()?, end - start))
+            Some(&(start, end)) if (start, end) != UNSET => {
+                let block = self.bytes.get(start..start + BLOCK);
+                match block.and_then(|b| <&[u8; BLOCK]>::try_from(b).ok()) {
+                    Some(block) if end - start <= BLOCK => Some(KeyText::Block(block, end - start)),
+                    _ => self.bytes.get(start..end).map(KeyText::Whole),
+                }
             }
             _ => None,
         }
